@@ -1,0 +1,89 @@
+# bertlab: every step of the course is one make target, run from the repository root.
+#   make book        install into .venv, then build the website (_build/html)
+#   make test        install, then every test (unit, assignment round trips, strict book build)
+# See README.md for the student and instructor targets.
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(CURDIR)/$(VENV)/bin
+STAMP := $(VENV)/.installed
+
+# Offline by default: the embedded checkpoint is a local folder and nothing reaches the hub.
+export HF_HUB_OFFLINE ?= 1
+export TRANSFORMERS_NO_ADVISORY_WARNINGS := 1
+# nbgrader shells out to `alembic` by name, so the venv's bin folder must be on PATH.
+export PATH := $(BIN):$(PATH)
+# Matplotlib and the Jupyter kernels write caches; keep them out of $HOME's surprises.
+export MPLBACKEND := Agg
+export PYDEVD_DISABLE_FILE_VALIDATION := 1
+
+# Every folder solutions/psNN-slug is an assignment; its name is the nbgrader assignment id.
+ASSIGNMENTS := $(sort $(notdir $(wildcard solutions/ps*)))
+ASSIGNMENT ?= $(lastword $(ASSIGNMENTS))
+JB_FLAGS := -W -n --keep-going
+
+.PHONY: install book book-strict test unit exercises check-exercises lab release autograde \
+        feedback grades bench checkpoint clean
+
+install: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip check
+	touch $(STAMP)
+
+## The website -------------------------------------------------------------------------------
+
+book: install
+	$(BIN)/jupyter-book build . $(JB_FLAGS)
+	@echo "Open _build/html/index.html, or serve it: $(BIN)/python -m http.server -d _build/html 8000"
+
+## Tests -------------------------------------------------------------------------------------
+
+# Unit tests and assignment round trips, then the strict book build, then the checks that read
+# the built site (no solution or hidden-test line may be published).
+test: install
+	$(BIN)/python -m pytest -q -m "not site"
+	$(MAKE) book
+	$(BIN)/python -m pytest -q -m site
+
+## Exercises (students) ----------------------------------------------------------------------
+
+# Regenerate exercises/ from solutions/ with nbgrader (deterministic; CI checks it is current).
+# generate_assignment also records each assignment (with its hidden tests) in the gradebook.
+exercises: install
+	@for a in $(ASSIGNMENTS); do \
+	  echo "nbgrader generate_assignment $$a"; \
+	  nbgrader generate_assignment $$a --force --log-level=WARN || exit 1; \
+	done
+
+lab: install
+	$(BIN)/jupyter lab --notebook-dir=$(CURDIR) exercises
+
+## Grading (instructors) ---------------------------------------------------------------------
+
+# Submissions go in autograder/submitted/<student>/$(ASSIGNMENT)/ (e.g. from `nbgrader zip_collect`).
+release: exercises
+
+autograde: exercises
+	@test -d autograder/submitted || { echo "no submissions: put them in autograder/submitted/<student>/$(ASSIGNMENT)/"; exit 1; }
+	nbgrader autograde $(ASSIGNMENT) --create --force
+
+feedback: install
+	nbgrader generate_feedback $(ASSIGNMENT) --force
+	@echo "Feedback (HTML, hidden tests removed): autograder/feedback/<student>/$(ASSIGNMENT)/"
+
+grades: install
+	nbgrader export --to=autograder/grades.csv
+	@echo "Grades: autograder/grades.csv"
+
+## Measurements ------------------------------------------------------------------------------
+
+bench: install
+	$(BIN)/python -m tests.bench
+
+clean:
+	rm -rf _build autograder/autograded autograder/feedback autograder/gradebook.db

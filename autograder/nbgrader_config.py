@@ -1,0 +1,46 @@
+"""nbgrader configuration for the bertlab course (nbgrader 0.9.6).
+
+The course root is the repository root, found from this file's location, so the gradebook and
+grading folders never land wherever nbgrader happens to be started from (nbgrader ignores
+``--config`` and silently creates an empty ./gradebook.db otherwise; see TOOLCHAIN.md).
+The root's ``nbgrader_config.py`` loads this file, so plain ``nbgrader ...`` from the root works.
+
+Folders (relative to the root):
+    solutions/<assignment>/                 source: reference solutions + hidden tests
+    exercises/<assignment>/                 release: what students get (generated, committed)
+    autograder/submitted/<student>/<assignment>/   collected submissions (never committed)
+    autograder/autograded/, autograder/feedback/   nbgrader's outputs (never committed)
+"""
+
+import os
+
+c = get_config()  # noqa: F821 - injected by traitlets
+
+# The tests grade in a scratch copy of the course: the root moves with this file.
+root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+c.CourseDirectory.root = root
+c.CourseDirectory.course_id = "bertlab"
+c.CourseDirectory.source_directory = "solutions"
+c.CourseDirectory.release_directory = "exercises"
+c.CourseDirectory.submitted_directory = os.path.join("autograder", "submitted")
+c.CourseDirectory.autograded_directory = os.path.join("autograder", "autograded")
+c.CourseDirectory.feedback_directory = os.path.join("autograder", "feedback")
+c.CourseDirectory.db_url = "sqlite:///" + os.path.join(root, "autograder", "gradebook.db")
+# Only the notebook is graded; data files next to it are copied as they are.
+c.CourseDirectory.notebook_id = "*"
+
+# Released notebooks carry no outputs and no execution metadata, so `make exercises` is
+# deterministic and CI can diff it against what is committed.
+c.ClearOutput.enabled = True
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+
+# Student code runs with a minimal traceback: a failing hidden test shows its assertion message,
+# never its source (nbgrader#917). Feedback also strips the hidden-test cells' source.
+c.Execute.extra_arguments = ["--InteractiveShell.xmode=Minimal"]
+c.Execute.timeout = 120
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "nbgrader.preprocessors.ClearHiddenTests",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+]

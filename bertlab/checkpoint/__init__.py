@@ -1,0 +1,1 @@
+"""The course checkpoint: corpus recipe, continued MLM pretraining, export and assembly."""

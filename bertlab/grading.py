@@ -1,0 +1,160 @@
+"""The nbgrader round trip in a scratch copy of the course: release, submit, autograde, feedback.
+
+Mirrors nbgrader's own app tests (``nbgrader/tests/apps/test_nbgrader_autograde.py``): generate
+an assignment, put notebooks in ``autograder/submitted/<student>/<assignment>/``, autograde
+them, and read each test cell's score from the gradebook. Used by the assignment tests
+(``tests/test_assignments.py``) and by ``make bench`` (seconds per submission).
+
+Everything runs through nbgrader's own command line with the course's own config
+(``autograder/nbgrader_config.py``), so the tests grade exactly as an instructor does.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def assignments(repo: Path = REPO) -> list[str]:
+    """Ids of every assignment: the folders ``solutions/psNN-slug``."""
+    return sorted(p.name for p in (repo / "solutions").glob("ps*") if p.is_dir())
+
+
+def notebook_name(assignment: str, repo: Path = REPO) -> str:
+    """The one notebook of an assignment (``solutions/<id>/<id>.ipynb``)."""
+    notebooks = sorted((repo / "solutions" / assignment).glob("*.ipynb"))
+    if len(notebooks) != 1:
+        raise ValueError(f"{assignment}: expected one notebook, found {[p.name for p in notebooks]}")
+    return notebooks[0].stem
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    bin_dir = str(Path(sys.executable).parent)  # nbgrader calls `alembic` by name
+    env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
+    env.setdefault("HF_HUB_OFFLINE", "1")
+    return env
+
+
+def nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
+    """Run ``nbgrader <args>`` from the course root; raise with its log if it fails."""
+    cmd = [str(Path(sys.executable).parent / "nbgrader"), *args]
+    proc = subprocess.run(cmd, cwd=course, env=_env(), capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def make_course(dest: Path, repo: Path = REPO) -> Path:
+    """A scratch course: the repo's nbgrader config and solutions, nothing graded yet."""
+    dest = Path(dest)
+    (dest / "autograder").mkdir(parents=True, exist_ok=True)
+    shutil.copy(repo / "nbgrader_config.py", dest / "nbgrader_config.py")
+    shutil.copy(repo / "autograder" / "nbgrader_config.py", dest / "autograder" / "nbgrader_config.py")
+    shutil.copytree(repo / "solutions", dest / "solutions", dirs_exist_ok=True)
+    return dest
+
+
+def release(course: Path, assignment: str) -> Path:
+    """``nbgrader generate_assignment``; returns the released (student) notebook."""
+    nbgrader(course, "generate_assignment", assignment, "--force")
+    return course / "exercises" / assignment / f"{notebook_name(assignment, course)}.ipynb"
+
+
+def replace_solutions(notebook: nbformat.NotebookNode, sources: dict[str, str]) -> nbformat.NotebookNode:
+    """A copy of ``notebook`` whose cells with these grade ids hold the given sources."""
+    notebook = nbformat.from_dict(notebook)
+    found = set()
+    for cell in notebook.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in sources:
+            cell.source = sources[grade_id]
+            found.add(grade_id)
+    missing = set(sources) - found
+    if missing:
+        raise KeyError(f"no cells with grade ids {sorted(missing)}")
+    return notebook
+
+
+def submit(course: Path, assignment: str, student: str, notebook: nbformat.NotebookNode) -> Path:
+    """Place a student's notebook where ``nbgrader autograde`` looks for it."""
+    folder = course / "autograder" / "submitted" / student / assignment
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{notebook_name(assignment, course)}.ipynb"
+    nbformat.write(notebook, path)
+    return path
+
+
+def autograde(course: Path, assignment: str) -> None:
+    """Grade every submission of ``assignment`` (nbgrader runs them one after another)."""
+    nbgrader(course, "autograde", assignment, "--create", "--force")
+
+
+@dataclass
+class CellScore:
+    grade_id: str
+    score: float
+    max_score: float
+
+
+def scores(course: Path, assignment: str, student: str) -> dict[str, CellScore]:
+    """Each graded cell's score for one student's autograded submission, by grade id."""
+    from nbgrader.api import Gradebook
+
+    db_url = "sqlite:///" + str(course / "autograder" / "gradebook.db")
+    with Gradebook(db_url) as gradebook:
+        submission = gradebook.find_submission_notebook(
+            notebook_name(assignment, course), assignment, student
+        )
+        return {
+            g.name: CellScore(g.name, float(g.score), float(g.max_score))
+            for g in submission.grades
+        }
+
+
+def feedback(course: Path, assignment: str) -> Path:
+    """``nbgrader generate_feedback``; returns the feedback folder of the assignment."""
+    nbgrader(course, "generate_feedback", assignment, "--force")
+    return course / "autograder" / "feedback"
+
+
+def export_grades(course: Path) -> Path:
+    """``nbgrader export`` to ``autograder/grades.csv``."""
+    nbgrader(course, "export", "--to=autograder/grades.csv")
+    return course / "autograder" / "grades.csv"
+
+
+def marked_lines(solution: nbformat.NotebookNode, marker: str) -> list[str]:
+    """Non-blank lines between ``### BEGIN <marker>`` and ``### END <marker>``.
+
+    ``marker`` is ``"HIDDEN TESTS"`` or ``"SOLUTION"``: what must never reach a student.
+    """
+    lines, inside = [], False
+    for cell in solution.cells:
+        for line in cell.source.splitlines():
+            if f"### BEGIN {marker}" in line:
+                inside = True
+            elif f"### END {marker}" in line:
+                inside = False
+            elif inside and line.strip():
+                lines.append(line.strip())
+    return lines
+
+
+def secret_lines(
+    solution: nbformat.NotebookNode, marker: str, released: nbformat.NotebookNode | None = None
+) -> list[str]:
+    """The marked lines a leak check looks for: long enough to be telling (16+ characters)
+    and, when ``released`` is given, not also part of what students legitimately see."""
+    public = set()
+    if released is not None:
+        public = {line.strip() for cell in released.cells for line in cell.source.splitlines()}
+    return [line for line in marked_lines(solution, marker) if len(line) >= 16 and line not in public]

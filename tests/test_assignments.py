@@ -1,0 +1,177 @@
+"""The round trip is the test: for every assignment in solutions/, in a scratch course,
+
+- the released stub scores zero, and ``nbgrader validate --invert`` passes on it;
+- the reference solution scores full marks;
+- every known-wrong implementation (autograder/variants/<id>.py) passes the visible tests and
+  loses hidden-test points; every alternative correct implementation scores full marks;
+- the feedback HTML shows no hidden-test source line;
+- the grades export has one row per submission with the expected score;
+- exercises/ is exactly what nbgrader generates from solutions/, and holds no marker,
+  solution line or hidden-test line.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import runpy
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from bertlab import grading
+
+REPO = grading.REPO
+ASSIGNMENTS = grading.assignments()
+MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION", "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
+
+pytestmark = pytest.mark.slow
+
+
+def variants(assignment: str) -> dict:
+    path = REPO / "autograder" / "variants" / f"{assignment}.py"
+    if not path.exists():
+        return {"WRONG": {}, "CORRECT": {}}
+    found = runpy.run_path(str(path))
+    return {"WRONG": found.get("WRONG", {}), "CORRECT": found.get("CORRECT", {})}
+
+
+def solution_notebook(assignment: str) -> nbformat.NotebookNode:
+    name = grading.notebook_name(assignment)
+    return nbformat.read(REPO / "solutions" / assignment / f"{name}.ipynb", as_version=4)
+
+
+@pytest.fixture(scope="module", params=ASSIGNMENTS)
+def graded(request, tmp_path_factory):
+    """Release, submit stub + solution + every variant, autograde once, feedback, export."""
+    assignment = request.param
+    course = grading.make_course(tmp_path_factory.mktemp(assignment))
+    released = nbformat.read(grading.release(course, assignment), as_version=4)
+    found = variants(assignment)
+
+    grading.submit(course, assignment, "stub", released)
+    solution = solution_notebook(assignment)
+    grading.submit(course, assignment, "solution", solution)
+    # A variant is the reference solution with some functions swapped for the variant's code.
+    for kind in ("WRONG", "CORRECT"):
+        for name, sources in found[kind].items():
+            student = f"{kind.lower()}-{name}".replace("_", "-")
+            grading.submit(course, assignment, student, grading.replace_solutions(solution, sources))
+    grading.autograde(course, assignment)
+    grading.feedback(course, assignment)
+    grading.export_grades(course)
+    return assignment, course, released, found
+
+
+def total(cells: dict) -> tuple[float, float]:
+    return sum(c.score for c in cells.values()), sum(c.max_score for c in cells.values())
+
+
+def test_stub_scores_zero(graded):
+    assignment, course, _, _ = graded
+    score, max_score = total(grading.scores(course, assignment, "stub"))
+    assert max_score > 0
+    assert score == 0, f"{assignment}: the released stub scores {score}/{max_score}"
+
+
+def test_stub_fails_validate(graded):
+    assignment, course, _, _ = graded
+    stub = course / "exercises" / assignment / f"{grading.notebook_name(assignment)}.ipynb"
+    out = grading.nbgrader(course, "validate", str(stub), "--invert").stdout
+    assert "Success! The notebook does not pass any tests." in out, out
+
+
+def test_solution_scores_full_marks(graded):
+    assignment, course, _, _ = graded
+    cells = grading.scores(course, assignment, "solution")
+    failed = {k: c.score for k, c in cells.items() if c.score != c.max_score}
+    assert not failed, f"{assignment}: reference solution lost points in {failed}"
+
+
+def test_solution_passes_validate(graded):
+    assignment, course, _, _ = graded
+    notebook = course / "solutions" / assignment / f"{grading.notebook_name(assignment)}.ipynb"
+    out = grading.nbgrader(course, "validate", str(notebook)).stdout
+    assert "Success! Your notebook passes all the tests." in out, out
+
+
+def test_there_are_wrong_implementations(graded):
+    assignment, _, _, found = graded
+    assert len(found["WRONG"]) >= 3, f"{assignment}: write at least three known-wrong implementations"
+
+
+def test_wrong_implementations_lose_hidden_points_only(graded):
+    assignment, course, _, found = graded
+    for name in found["WRONG"]:
+        cells = grading.scores(course, assignment, f"wrong-{name}".replace("_", "-"))
+        visible = {k: c for k, c in cells.items() if not k.endswith("_hidden")}
+        hidden = {k: c for k, c in cells.items() if k.endswith("_hidden")}
+        lost_visible = [k for k, c in visible.items() if c.score < c.max_score]
+        assert not lost_visible, f"{name} should pass the visible tests but fails {lost_visible}"
+        assert total(hidden)[0] < total(hidden)[1], f"{name} passes every hidden test"
+
+
+def test_correct_alternatives_score_full_marks(graded):
+    assignment, course, _, found = graded
+    for name in found["CORRECT"]:
+        cells = grading.scores(course, assignment, f"correct-{name}".replace("_", "-"))
+        failed = {k: c.score for k, c in cells.items() if c.score != c.max_score}
+        assert not failed, f"correct alternative {name} lost points in {failed}"
+
+
+def test_feedback_hides_hidden_tests(graded):
+    assignment, course, released, _ = graded
+    hidden = grading.secret_lines(solution_notebook(assignment), "HIDDEN TESTS", released)
+    pages = list((course / "autograder" / "feedback").glob(f"*/{assignment}/*.html"))
+    assert pages, "no feedback was generated"
+    for page in pages:
+        text = page.read_text()
+        leaked = [line for line in hidden if _html_escape(line) in text or line in text]
+        assert not leaked, f"{page.parent.parent.name}'s feedback shows hidden tests: {leaked[:3]}"
+        assert "BEGIN HIDDEN TESTS" not in text
+
+
+def _html_escape(line: str) -> str:
+    import html
+
+    return html.escape(line, quote=False)
+
+
+def test_grades_export(graded):
+    assignment, course, _, found = graded
+    rows = [r for r in csv.DictReader((course / "autograder" / "grades.csv").open()) if r["assignment"] == assignment]
+    by_student = {r["student_id"]: r for r in rows}
+    students = {"stub", "solution"} | {
+        f"{kind.lower()}-{name}".replace("_", "-") for kind in ("WRONG", "CORRECT") for name in found[kind]
+    }
+    assert set(by_student) == students
+    max_score = float(by_student["solution"]["max_score"])
+    assert float(by_student["solution"]["score"]) == max_score
+    assert float(by_student["stub"]["score"]) == 0
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_exercises_are_generated_from_solutions(assignment, tmp_path):
+    """`make exercises` would change nothing: the committed release is current."""
+    course = grading.make_course(tmp_path)
+    fresh = grading.release(course, assignment)
+    committed = REPO / "exercises" / assignment / fresh.name
+    assert committed.exists(), f"exercises/{assignment} is missing: run `make exercises`"
+    assert json.loads(committed.read_text()) == json.loads(fresh.read_text()), (
+        f"exercises/{assignment} is out of date with solutions/{assignment}: run `make exercises`"
+    )
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_exercises_hold_no_solution_or_hidden_test(assignment):
+    solution = solution_notebook(assignment)
+    secret = grading.secret_lines(solution, "HIDDEN TESTS") + grading.secret_lines(solution, "SOLUTION")
+    for path in (REPO / "exercises" / assignment).rglob("*"):
+        if path.is_file():
+            text = path.read_text(errors="replace")
+            for marker in MARKERS:
+                assert marker not in text, f"{path} contains {marker!r}"
+            notebook_text = "\n".join(c.source for c in nbformat.read(path, 4).cells) if path.suffix == ".ipynb" else text
+            leaked = [line for line in secret if line in notebook_text]
+            assert not leaked, f"{path} leaks {leaked[:3]}"
