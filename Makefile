@@ -12,6 +12,8 @@ STAMP := $(VENV)/.installed
 # Offline by default: the embedded checkpoint is a local folder and nothing reaches the hub.
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_NO_ADVISORY_WARNINGS := 1
+# No "Loading weights" bars in the pages (they would be saved as widgets); our own tqdm bars stay.
+export HF_HUB_DISABLE_PROGRESS_BARS := 1
 # nbgrader shells out to `alembic` by name, so the venv's bin folder must be on PATH.
 export PATH := $(BIN):$(PATH)
 # Matplotlib and the Jupyter kernels write caches; keep them out of $HOME's surprises.
@@ -83,7 +85,7 @@ grades: install
 ## Measurements ------------------------------------------------------------------------------
 
 bench: install
-	$(BIN)/python -m tests.bench
+	$(BIN)/python tests/bench.py
 
 clean:
 	rm -rf _build autograder/autograded autograder/feedback autograder/gradebook.db

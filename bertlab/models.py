@@ -131,8 +131,14 @@ def describe(path: str | None = None) -> dict:
 
     path = model_path(path)
     config = AutoConfig.from_pretrained(path)
+    if getattr(config, "bertlab_name", None):
+        name = config.bertlab_name
+    elif path == minilm_path():
+        name = f"{MINILM} (pretrained encoder, no MLM head)"
+    else:
+        name = path
     return {
-        "name": getattr(config, "bertlab_name", None) or Path(path).name or path,
+        "name": name,
         "path": path,
         "model_type": config.model_type,
         "architectures": ", ".join(config.architectures or []),

@@ -1,0 +1,108 @@
+"""`make bench`: speed and memory of the course on this machine, checked against the budgets.
+
+Prints, for the current machine:
+- cold book build time (empty cache) and cached rebuild time (nothing changed);
+- each page's execution time and peak RSS (VmHWM of its kernel);
+- autograde seconds per submission, for every assignment's reference solution.
+
+Budgets (from the issues): cached rebuild <= 20 s; every page <= 90 s and <= 2 GB peak RSS;
+each assignment's reference solution autogrades in <= 30 s. Exits 1 if one is exceeded.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import jupytext
+import nbformat
+from nbclient import NotebookClient
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bertlab import grading  # noqa: E402
+from tests.test_site import toc_files  # noqa: E402
+
+REPO = grading.REPO
+BUDGET = {"cached_rebuild_s": 20, "page_s": 90, "page_rss_gb": 2.0, "autograde_s": 30}
+PEAK_RSS = "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0])"
+
+
+def build_book(output: Path) -> float:
+    start = time.perf_counter()
+    subprocess.run(
+        [str(Path(sys.executable).parent / "jupyter-book"), "build", str(REPO), "-W", "-n",
+         "--keep-going", "--path-output", str(output)],
+        check=True, capture_output=True, text=True,
+    )
+    return time.perf_counter() - start
+
+
+def run_page(file: str) -> tuple[float, float]:
+    """Execute one page in a fresh kernel; return (seconds, peak RSS in GB)."""
+    source = REPO / f"{file}.md"
+    notebook = jupytext.read(source)
+    notebook.cells.append(nbformat.v4.new_code_cell(PEAK_RSS))
+    client = NotebookClient(notebook, timeout=600, kernel_name="python3",
+                            resources={"metadata": {"path": str(source.parent)}})
+    start = time.perf_counter()
+    client.execute()
+    seconds = time.perf_counter() - start
+    line = notebook.cells[-1].outputs[0]["text"]  # "VmHWM:   123456 kB"
+    return seconds, int(line.split()[1]) / 1024**2
+
+
+def autograde_seconds(assignment: str, copies: int = 3) -> float:
+    with tempfile.TemporaryDirectory() as scratch:
+        course = grading.make_course(Path(scratch))
+        grading.release(course, assignment)
+        name = grading.notebook_name(assignment)
+        solution = nbformat.read(REPO / "solutions" / assignment / f"{name}.ipynb", 4)
+        for i in range(copies):
+            grading.submit(course, assignment, f"student{i}", solution)
+        start = time.perf_counter()
+        grading.autograde(course, assignment)
+        return (time.perf_counter() - start) / copies
+
+
+def main() -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    failures = []
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+
+    with tempfile.TemporaryDirectory() as out:
+        cold = build_book(Path(out))
+        cached = build_book(Path(out))
+    print(f"book build, cold (empty cache): {cold:6.1f} s")
+    print(f"book build, cached rebuild:     {cached:6.1f} s   (budget {BUDGET['cached_rebuild_s']} s)")
+    if cached > BUDGET["cached_rebuild_s"]:
+        failures.append("cached rebuild")
+
+    print(f"\n{'page':<40} {'seconds':>8} {'peak RSS GB':>12}")
+    for file in toc_files():
+        seconds, rss = run_page(file)
+        flag = "" if seconds <= BUDGET["page_s"] and rss <= BUDGET["page_rss_gb"] else "  OVER BUDGET"
+        print(f"{file:<40} {seconds:8.1f} {rss:12.2f}{flag}")
+        if flag:
+            failures.append(file)
+    print(f"(budget per page: {BUDGET['page_s']} s, {BUDGET['page_rss_gb']} GB)")
+
+    print(f"\n{'assignment':<40} {'autograde s/submission':>22}")
+    for assignment in grading.assignments():
+        seconds = autograde_seconds(assignment)
+        flag = "" if seconds <= BUDGET["autograde_s"] else "  OVER BUDGET"
+        print(f"{assignment:<40} {seconds:22.1f}{flag}")
+        if flag:
+            failures.append(assignment)
+    print(f"(budget: {BUDGET['autograde_s']} s for a reference solution)")
+
+    print("\nbudgets: " + ("all met" if not failures else "EXCEEDED by " + ", ".join(failures)))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

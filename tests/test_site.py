@@ -1,0 +1,61 @@
+"""Checks on the built website (run by `make test` after `make book`): nothing secret is
+published, every page in the toc was built from an executed notebook, widgets load locally."""
+
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+from bertlab import grading
+
+REPO = grading.REPO
+SITE = REPO / "_build" / "html"
+pytestmark = pytest.mark.site
+
+
+def toc_files() -> list[str]:
+    toc = yaml.safe_load((REPO / "_toc.yml").read_text())
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        files += [chapter["file"] for chapter in part.get("chapters", [])]
+    return files
+
+
+@pytest.fixture(scope="module")
+def site_text() -> dict[Path, str]:
+    assert (SITE / "index.html").exists(), "no built site: run `make book` first"
+    return {p: p.read_text(errors="replace") for p in SITE.rglob("*") if p.is_file() and p.suffix in {".html", ".md", ".txt", ".ipynb", ".js", ".json"}}
+
+
+def test_no_solution_or_hidden_test_is_published(site_text):
+    for assignment in grading.assignments():
+        name = grading.notebook_name(assignment)
+        solution = nbformat.read(REPO / "solutions" / assignment / f"{name}.ipynb", 4)
+        secret = grading.secret_lines(solution, "HIDDEN TESTS") + grading.secret_lines(solution, "SOLUTION")
+        for path, text in site_text.items():
+            assert "BEGIN HIDDEN TESTS" not in text and "BEGIN SOLUTION" not in text, path
+            leaked = [line for line in secret if line in text]
+            assert not leaked, f"{path.relative_to(SITE)} publishes {assignment}'s {leaked[:2]}"
+
+
+def test_every_toc_page_is_built_and_executed():
+    for file in toc_files():
+        page = SITE / f"{file}.html"
+        assert page.exists(), f"{file} is in the toc but {page} was not built"
+        source = REPO / f"{file}.md"
+        if "```{code-cell}" in source.read_text():
+            assert "cell_output" in page.read_text(), f"{file} has code cells but no outputs"
+
+
+def test_no_solutions_in_toc():
+    assert not [f for f in toc_files() if f.startswith(("solutions", "exercises", "autograder"))]
+
+
+def test_widget_renderer_is_served_locally():
+    assert (SITE / "_static" / "jupyter-widgets" / "embed.js").exists()
+    for page in SITE.rglob("*.html"):
+        text = page.read_text()
+        if "application/vnd.jupyter.widget-state+json" in text:
+            assert "_static/jupyter-widgets/embed.js" in text, f"{page} loads widgets from elsewhere"
+            assert "cdn.jsdelivr.net/npm/@jupyter-widgets" not in text, page
