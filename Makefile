@@ -62,8 +62,9 @@ exercises: install
 	  nbgrader generate_assignment $$a --force --log-level=WARN || exit 1; \
 	done
 
+# Served from the root (chapter links resolve, nbgrader finds its config); opens on exercises/.
 lab: install
-	$(BIN)/jupyter lab --notebook-dir=$(CURDIR) exercises
+	$(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) --LabApp.default_url=/lab/tree/exercises $(LAB_FLAGS)
 
 ## Grading (instructors) ---------------------------------------------------------------------
 

@@ -1,0 +1,50 @@
+"""`make lab` serves JupyterLab with nbgrader's Validate working on exercises/ (its server API)."""
+
+import json
+import socket
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+
+import pytest
+
+from bertlab import grading
+
+pytestmark = pytest.mark.slow
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_validate_button_works_on_the_released_stub():
+    port, token = free_port(), "bertlab-test"
+    flags = f"--no-browser --port={port} --ServerApp.token={token} --ServerApp.ip=127.0.0.1 --allow-root"
+    server = subprocess.Popen(["make", "-s", "lab", f"LAB_FLAGS={flags}"], cwd=grading.REPO,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.5)
+        assignment = grading.assignments()[0]
+        path = f"exercises/{assignment}/{grading.notebook_name(assignment)}.ipynb"
+        request = urllib.request.Request(
+            f"{base}/assignments/validate?token={token}",
+            data=urllib.parse.urlencode({"path": path}).encode(), method="POST")
+        reply = json.loads(urllib.request.urlopen(request, timeout=120).read())
+        assert reply["success"], reply
+        result = reply["value"]
+        assert result.get("failed"), f"validating the stub should report failing cells: {result}"
+    finally:
+        import os
+        import signal
+
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
