@@ -28,7 +28,8 @@ from bertlab import grading  # noqa: E402
 from tests.test_site import toc_files  # noqa: E402
 
 REPO = grading.REPO
-BUDGET = {"cached_rebuild_s": 20, "page_s": 90, "page_rss_gb": 2.0, "autograde_s": 30}
+BUDGET = {"cached_rebuild_s": 20, "page_s": 90, "page_rss_gb": 2.0, "autograde_s": 30,
+          "load_forward_s": 3.0, "load_rss_gb": 1.0}
 PEAK_RSS = "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0])"
 
 
@@ -69,6 +70,26 @@ def autograde_seconds(assignment: str, copies: int = 3) -> float:
         return (time.perf_counter() - start) / copies
 
 
+def checkpoint_load() -> list[str]:
+    """The embedded checkpoint: first-use assembly, then cold load + one 2 x 16 forward pass."""
+    from bertlab.checkpoint import embedded
+    from bertlab.checkpoint.evaluate import measure_load
+
+    if not embedded.is_shipped():
+        print("\nembedded checkpoint: not shipped (default is the MiniLM encoder); load not measured")
+        return []
+    with tempfile.TemporaryDirectory() as cache:
+        start = time.perf_counter()
+        embedded.checkpoint_path(cache_dir=Path(cache))
+        print(f"\ncheckpoint assembly on first use (empty cache): {time.perf_counter() - start:.1f} s")
+    load = measure_load(embedded.checkpoint_path())
+    print(f"checkpoint load + forward 2x16 (fresh process): {load['load_forward_s']:.2f} s "
+          f"(+ {load['import_s']:.2f} s importing torch and transformers), peak RSS "
+          f"{load['peak_rss_mb'] / 1024:.2f} GB   (budget {BUDGET['load_forward_s']} s, {BUDGET['load_rss_gb']} GB)")
+    over = load["load_forward_s"] > BUDGET["load_forward_s"] or load["peak_rss_mb"] / 1024 > BUDGET["load_rss_gb"]
+    return ["checkpoint load"] if over else []
+
+
 def main() -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     failures = []
@@ -99,6 +120,8 @@ def main() -> int:
         if flag:
             failures.append(assignment)
     print(f"(budget: {BUDGET['autograde_s']} s for a reference solution)")
+
+    failures += checkpoint_load()
 
     print("\nbudgets: " + ("all met" if not failures else "EXCEEDED by " + ", ".join(failures)))
     return 1 if failures else 0
