@@ -11,7 +11,9 @@ Everything runs through nbgrader's own command line with the course's own config
 
 from __future__ import annotations
 
+import html
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -149,12 +151,22 @@ def marked_lines(solution: nbformat.NotebookNode, marker: str) -> list[str]:
     return lines
 
 
-def secret_lines(
-    solution: nbformat.NotebookNode, marker: str, released: nbformat.NotebookNode | None = None
-) -> list[str]:
-    """The marked lines a leak check looks for: long enough to be telling (16+ characters)
-    and, when ``released`` is given, not also part of what students legitimately see."""
-    public = set()
-    if released is not None:
-        public = {line.strip() for cell in released.cells for line in cell.source.splitlines()}
-    return [line for line in marked_lines(solution, marker) if len(line) >= 16 and line not in public]
+
+def marked_pairs(solution: nbformat.NotebookNode, marker: str) -> list[str]:
+    """Every two consecutive marked lines, joined by a newline: what a leak check looks for.
+
+    One common line (``with torch.no_grad():``) may appear anywhere; two consecutive lines of
+    a hidden test or a reference solution appearing together are a leak. Pairs of short lines
+    (``pass`` then ``else:``) say nothing and are skipped: each line must have 12+ characters.
+    """
+    lines = marked_lines(solution, marker)
+    return [f"{a}\n{b}" for a, b in zip(lines, lines[1:]) if min(len(a), len(b)) >= 12]
+
+
+def readable(path: Path) -> str:
+    """A published file as a reader sees it: HTML without its tags (syntax highlighting splits
+    code into spans), every line stripped, so code can be matched line by line."""
+    text = Path(path).read_text(errors="replace")
+    if Path(path).suffix == ".html":
+        text = html.unescape(re.sub(r"<[^>]+>", "", text))
+    return "\n".join(line.strip() for line in text.splitlines())

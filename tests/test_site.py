@@ -25,17 +25,19 @@ def toc_files() -> list[str]:
 @pytest.fixture(scope="module")
 def site_text() -> dict[Path, str]:
     assert (SITE / "index.html").exists(), "no built site: run `make book` first"
-    return {p: p.read_text(errors="replace") for p in SITE.rglob("*") if p.is_file() and p.suffix in {".html", ".md", ".txt", ".ipynb", ".js", ".json"}}
+    suffixes = {".html", ".md", ".txt", ".ipynb", ".js", ".json", ".py"}
+    return {p: grading.readable(p) for p in SITE.rglob("*") if p.is_file() and p.suffix in suffixes}
 
 
 def test_no_solution_or_hidden_test_is_published(site_text):
+    """No two consecutive lines of a hidden test or a reference solution appear on the site."""
     for assignment in grading.assignments():
         name = grading.notebook_name(assignment)
         solution = nbformat.read(REPO / "solutions" / assignment / f"{name}.ipynb", 4)
-        secret = grading.secret_lines(solution, "HIDDEN TESTS") + grading.secret_lines(solution, "SOLUTION")
+        secret = grading.marked_pairs(solution, "HIDDEN TESTS") + grading.marked_pairs(solution, "SOLUTION")
         for path, text in site_text.items():
             assert "BEGIN HIDDEN TESTS" not in text and "BEGIN SOLUTION" not in text, path
-            leaked = [line for line in secret if line in text]
+            leaked = [pair for pair in secret if pair in text]
             assert not leaked, f"{path.relative_to(SITE)} publishes {assignment}'s {leaked[:2]}"
 
 
