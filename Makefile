@@ -16,8 +16,6 @@ export TRANSFORMERS_NO_ADVISORY_WARNINGS := 1
 export HF_HUB_DISABLE_PROGRESS_BARS := 1
 # nbgrader shells out to `alembic` by name, so the venv's bin folder must be on PATH.
 export PATH := $(BIN):$(PATH)
-# Matplotlib and the Jupyter kernels write caches; keep them out of $HOME's surprises.
-export MPLBACKEND := Agg
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 # Every folder solutions/psNN-slug is an assignment; its name is the nbgrader assignment id.
@@ -73,7 +71,7 @@ release: exercises
 
 autograde: exercises
 	@test -d autograder/submitted || { echo "no submissions: put them in autograder/submitted/<student>/$(ASSIGNMENT)/"; exit 1; }
-	nbgrader autograde $(ASSIGNMENT) --create --force
+	OMP_NUM_THREADS=1 nbgrader autograde $(ASSIGNMENT) --create --force
 
 feedback: install
 	nbgrader generate_feedback $(ASSIGNMENT) --force

@@ -43,6 +43,9 @@ def _env() -> dict:
     bin_dir = str(Path(sys.executable).parent)  # nbgrader calls `alembic` by name
     env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
     env.setdefault("HF_HUB_OFFLINE", "1")
+    # One thread per kernel: nbgrader runs notebooks one after another, and two torch threads
+    # fighting over a busy machine made small test cells many times slower.
+    env.setdefault("OMP_NUM_THREADS", "1")
     return env
 
 
