@@ -45,9 +45,12 @@ def test_every_toc_page_is_built_and_executed():
     for file in toc_files():
         page = SITE / f"{file}.html"
         assert page.exists(), f"{file} is in the toc but {page} was not built"
-        source = REPO / f"{file}.md"
-        if "```{code-cell}" in source.read_text():
+        source = (REPO / f"{file}.md").read_text()
+        if "```{code-cell}" in source:
             assert "cell_output" in page.read_text(), f"{file} has code cells but no outputs"
+        if any(call in source for call in ("plt.", "token_grid(", "vectors_heatmap(", "plot_")):
+            # a kernel with a non-inline matplotlib backend (e.g. MPLBACKEND=Agg) drops figures
+            assert "<img" in page.read_text(), f"{file} plots but its page has no figure"
 
 
 def test_no_solutions_in_toc():
