@@ -81,6 +81,19 @@ grades: install
 	nbgrader export --to=autograder/grades.csv
 	@echo "Grades: autograder/grades.csv"
 
+## The course checkpoint (issue: an embedded BERT with a trained MLM head) --------------------
+
+# Corpus from Debian packages -> continued MLM pretraining (resumable: run it again to go on)
+# -> export the trained delta into bertlab/checkpoint/weights -> evaluate it. Hours on a CPU.
+CHECKPOINT_MINUTES ?= 90
+
+checkpoint: install
+	$(BIN)/python -m bertlab.checkpoint.corpus --out runs/corpus
+	$(BIN)/python -m bertlab.checkpoint.train --corpus runs/corpus --out runs/train --minutes $(CHECKPOINT_MINUTES)
+	$(BIN)/python -m bertlab.checkpoint.export --run runs/train
+	$(BIN)/python -m bertlab.checkpoint.evaluate --json bertlab/checkpoint/weights/evaluation.json
+	$(BIN)/python -m bertlab.checkpoint.evaluate --model base --no-load --json runs/evaluation-base.json
+
 ## Measurements ------------------------------------------------------------------------------
 
 bench: install

@@ -1,0 +1,311 @@
+"""Build the offline English corpus for the course checkpoint's continued MLM pretraining.
+
+BERT was pretrained on BooksCorpus and English Wikipedia (Devlin et al. 2019, section 3.1,
+"Pre-training data"): document-level prose, not shuffled sentences. Neither is reachable from
+an offline machine, so this module rebuilds a small stand-in from Debian packages, which any
+Debian/Ubuntu machine can fetch with ``apt-get download`` (no root, no network besides the
+package mirror). Every source, its package, the version used and its licence are in
+:data:`SOURCES`; ``manifest.json`` records what was actually built.
+
+The mix is weighted toward modern everyday English (WordNet example sentences and glosses,
+fortune-cookie quotations, manuals written in plain prose). Archaic text is left out on
+purpose: a first prototype trained with the KJV Bible and the 1913 Webster (GCIDE, GPL)
+answered every cloze like a dictionary ("lord" everywhere). ``bible-kjv-text`` also stores the
+text in a private compressed format, and the GCIDE is GPL-licensed: neither is used.
+
+Usage::
+
+    python -m bertlab.checkpoint.corpus --out runs/corpus
+
+writes ``train.txt`` and ``heldout.txt`` (one paragraph per line) and ``manifest.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import html.parser
+import json
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+HELDOUT_PER_MILLE = 20  # ~2% of paragraphs are held out, chosen by a stable hash
+TARGET_CHARS = 32_000_000  # ~7M WordPiece tokens: about one pass in a 90-minute CPU run
+
+
+@dataclass(frozen=True)
+class Source:
+    name: str
+    package: str
+    version: str  # the Debian 12 (bookworm) version this corpus was built from
+    licence: str
+    share: float  # target fraction of the corpus characters
+    extract: str  # name of the extractor function below
+
+
+SOURCES: tuple[Source, ...] = (
+    Source("wordnet", "wordnet-base", "1:3.0-37", "WordNet 3.0 licence (BSD-style)", 0.36, "extract_wordnet"),
+    Source("fortunes", "fortunes", "1:1.99.1-7.3", "BSD (fortune-mod); quotations", 0.16, "extract_fortunes"),
+    Source("fortunes-min", "fortunes-min", "1:1.99.1-7.3", "BSD (fortune-mod); quotations", 0.04, "extract_fortunes"),
+    Source("debian-handbook", "debian-handbook", "11.20220922", "GPL-2+ or CC-BY-SA-3.0", 0.15, "extract_handbook"),
+    Source("python-docs", "python3.11-doc", "3.11.2-6+deb12u8", "PSF-2.0", 0.12, "extract_python_docs"),
+    Source("debian-reference", "debian-reference-en", "2.100", "GPL-2+", 0.05, "extract_html_en"),
+    Source("debian-faq", "debian-faq", "11.1", "verbatim/modified copying permitted (SPI)", 0.02, "extract_html_en"),
+    Source("jargon", "jargon-text", "4.4.7-4.1", "public domain", 0.10, "extract_jargon"),
+)
+
+MAX_UPSAMPLE = 3  # a small source is repeated at most this many times to reach its share
+
+
+# ----------------------------------------------------------------------------- cleaning
+
+
+def clean(text: str) -> str:
+    """Collapse whitespace and drop characters that carry no English."""
+    text = text.replace("\u00a0", " ").replace("\u200b", "")
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def is_prose(text: str, min_words: int = 5) -> bool:
+    """True for a paragraph that reads as English prose (mostly letters, enough words)."""
+    if len(text.split()) < min_words:
+        return False
+    letters = sum(c.isalpha() or c == " " for c in text)
+    return letters / max(len(text), 1) >= 0.8
+
+
+class _ParagraphParser(html.parser.HTMLParser):
+    """Collect the text of every ``<p>`` (and DocBook ``<div class="para">``) element.
+
+    Code blocks, scripts and styles are skipped."""
+
+    SKIP = {"pre", "script", "style"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.paragraphs: list[str] = []
+        self._buf: list[str] | None = None
+        self._skip = 0
+        self._divs = 0  # open <div> depth inside a para div
+
+    def _flush(self) -> None:
+        if self._buf is not None:
+            self.paragraphs.append(clean("".join(self._buf)))
+        self._buf, self._divs = None, 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.SKIP:
+            self._skip += 1
+        elif tag == "p" or (tag == "div" and ("class", "para") in attrs):
+            self._flush()
+            self._buf, self._divs = [], int(tag == "div")
+        elif tag == "div" and self._divs:
+            self._divs += 1
+
+    def handle_endtag(self, tag):
+        if tag in self.SKIP:
+            self._skip = max(0, self._skip - 1)
+        elif tag == "p" and self._buf is not None and not self._divs:
+            self._flush()
+        elif tag == "div" and self._divs:
+            self._divs -= 1
+            if not self._divs:
+                self._flush()
+
+    def handle_data(self, data):
+        if self._buf is not None and not self._skip:
+            self._buf.append(data)
+
+
+def html_paragraphs(path: Path) -> Iterator[str]:
+    parser = _ParagraphParser()
+    parser.feed(path.read_text(encoding="utf-8", errors="replace"))
+    yield from (p for p in parser.paragraphs if is_prose(p))
+
+
+# ----------------------------------------------------------------------------- extractors
+# Each takes the folder a package was unpacked into and yields paragraphs (one string each).
+
+
+def extract_wordnet(root: Path) -> Iterator[str]:
+    """One paragraph per synset: ``Lemma, lemma: gloss. Example sentence. ...``."""
+    for pos in ("noun", "verb", "adj", "adv"):
+        for line in (root / "usr/share/wordnet" / f"data.{pos}").read_text(errors="replace").splitlines():
+            if line.startswith("  ") or "|" not in line:
+                continue  # licence header
+            head, gloss = line.split("|", 1)
+            fields = head.split()
+            n_words = int(fields[3], 16)
+            words = [re.sub(r"\(.*\)$", "", w).replace("_", " ") for w in fields[4 : 4 + 2 * n_words : 2]]
+            definitions, examples = [], []
+            for part in gloss.strip().split("; "):
+                part = part.strip()
+                (examples if part.startswith('"') else definitions).append(part.strip('"').strip())
+            text = ", ".join(words[:3]) + ": " + "; ".join(d for d in definitions if d) + "."
+            for ex in examples:
+                if ex:
+                    text += " " + ex[0].upper() + ex[1:] + ("" if ex[-1] in ".!?" else ".")
+            yield clean(text[0].upper() + text[1:])
+
+
+def extract_fortunes(root: Path) -> Iterator[str]:
+    """Fortune cookies are separated by ``%`` lines; ascii art and translations are skipped."""
+    folder = root / "usr/share/games/fortunes"
+    for path in sorted(folder.iterdir()):
+        if path.suffix or path.name in {"ascii-art", "translate-me"} or not path.is_file():
+            continue
+        for cookie in path.read_text(encoding="utf-8", errors="replace").split("\n%\n"):
+            text = clean(cookie.replace("%", " "))
+            if is_prose(text, min_words=4):
+                yield text
+
+
+def extract_handbook(root: Path) -> Iterator[str]:
+    for path in sorted((root / "usr/share/doc/debian-handbook/html/en-US").glob("*.html")):
+        yield from html_paragraphs(path)
+
+
+def extract_python_docs(root: Path) -> Iterator[str]:
+    base = root / "usr/share/doc/python3.11/html"
+    for sub in ("tutorial", "faq", "howto", "library", "reference", "using", "installing", "glossary.html"):
+        paths = [base / sub] if sub.endswith(".html") else sorted((base / sub).rglob("*.html"))
+        for path in paths:
+            yield from html_paragraphs(path)
+
+
+def extract_html_en(root: Path) -> Iterator[str]:
+    for path in sorted(root.rglob("*.en.html")):
+        yield from html_paragraphs(path)
+
+
+def extract_jargon(root: Path) -> Iterator[str]:
+    """The Jargon File's entries: blank-line separated paragraphs; headwords are dropped."""
+    text = gzip.open(root / "usr/share/doc/jargon-text/jargon.txt.gz", "rt", errors="replace").read()
+    for para in re.split(r"\n\s*\n", text):
+        para = re.sub(r"[{}]", "", clean(para))  # {cross-references} become plain words
+        para = re.sub(r"^:[^:]+:\s*(/[^/]*/,?)?\s*", "", para)  # ":crufty: /kruhf'tee/, adj."
+        para = re.sub(r"^\[[^\]]*\]\s*", "", para)  # "[from {cruft}]" etymology
+        if is_prose(para, min_words=6):
+            yield para
+
+
+# ----------------------------------------------------------------------------- split & weight
+
+
+def stable_hash(text: str) -> int:
+    """Deterministic across runs and machines (unlike Python's salted ``hash``)."""
+    return int.from_bytes(hashlib.sha1(text.encode("utf-8")).digest()[:8], "big")
+
+
+def split_paragraphs(paragraphs: Iterable[str], per_mille: int = HELDOUT_PER_MILLE) -> tuple[list[str], list[str]]:
+    """Deduplicate, then assign each paragraph to train or held-out by its hash (order-free)."""
+    train, heldout, seen = [], [], set()
+    for p in paragraphs:
+        if p in seen:
+            continue
+        seen.add(p)
+        (heldout if stable_hash(p) % 1000 < per_mille else train).append(p)
+    return train, heldout
+
+
+def weight(paragraphs: list[str], target_chars: int) -> list[str]:
+    """Subsample (by hash rank) or repeat (at most MAX_UPSAMPLE times) to about target_chars."""
+    total = sum(len(p) for p in paragraphs)
+    if total == 0:
+        return []
+    if total >= target_chars:
+        ranked = sorted(paragraphs, key=stable_hash)
+        out, n = [], 0
+        for p in ranked:
+            if n >= target_chars:
+                break
+            out.append(p)
+            n += len(p)
+        return out
+    repeats = min(MAX_UPSAMPLE, max(1, round(target_chars / total)))
+    return paragraphs * repeats
+
+
+def interleave(paragraphs: list[str], seed: str = "bertlab") -> list[str]:
+    """Deterministic shuffle, so that every sequence window mixes sources (and repeats part)."""
+    seen: dict[str, int] = {}
+    keyed = []
+    for p in paragraphs:
+        seen[p] = seen.get(p, 0) + 1
+        keyed.append((stable_hash(f"{seed}{seen[p]}{p}"), p))
+    return [p for _, p in sorted(keyed)]
+
+
+# ----------------------------------------------------------------------------- download
+
+
+def fetch(package: str, debs: Path) -> Path:
+    """``apt-get download`` one package into ``debs`` (runs ``apt-get update`` once on failure)."""
+    debs.mkdir(parents=True, exist_ok=True)
+    found = sorted(debs.glob(f"{package}_*.deb"))
+    if not found:
+        cmd = ["apt-get", "download", package]
+        if subprocess.run(cmd, cwd=debs).returncode != 0:
+            subprocess.run(["apt-get", "update"], check=True)
+            subprocess.run(cmd, cwd=debs, check=True)
+        found = sorted(debs.glob(f"{package}_*.deb"))
+    return found[-1]
+
+
+def unpack(deb: Path, dest: Path) -> Path:
+    if not dest.is_dir():
+        tmp = dest.with_name(dest.name + ".tmp")
+        subprocess.run(["rm", "-rf", str(tmp)], check=True)
+        tmp.mkdir(parents=True)
+        subprocess.run(["dpkg-deb", "-x", str(deb), str(tmp)], check=True)
+        tmp.rename(dest)
+    return dest
+
+
+def build(out: Path, target_chars: int = TARGET_CHARS) -> dict:
+    out.mkdir(parents=True, exist_ok=True)
+    train_all, heldout_all, report = [], [], []
+    for src in SOURCES:
+        deb = fetch(src.package, out / "debs")
+        root = unpack(deb, out / "pkgs" / src.package)
+        extractor: Callable[[Path], Iterator[str]] = globals()[src.extract]
+        train, heldout = split_paragraphs(extractor(root))
+        weighted = weight(train, int(target_chars * src.share))
+        heldout = weight(heldout, int(target_chars * src.share * HELDOUT_PER_MILLE / 1000))
+        heldout = list(dict.fromkeys(heldout))  # never repeat held-out text
+        train_all += weighted
+        heldout_all += heldout
+        version = deb.name.split("_")[1].replace("%3a", ":")
+        report.append({
+            "name": src.name, "package": src.package, "version": version, "licence": src.licence,
+            "share_target": src.share, "raw_train_chars": sum(map(len, train)),
+            "train_chars": sum(map(len, weighted)), "heldout_chars": sum(map(len, heldout)),
+            "train_paragraphs": len(weighted), "heldout_paragraphs": len(heldout),
+        })
+        print(f"{src.name:18s} raw {report[-1]['raw_train_chars']:>11,d}  used {report[-1]['train_chars']:>11,d}")
+    (out / "train.txt").write_text("\n".join(interleave(train_all)) + "\n", encoding="utf-8")
+    (out / "heldout.txt").write_text("\n".join(interleave(heldout_all)) + "\n", encoding="utf-8")
+    total = sum(r["train_chars"] for r in report)
+    for r in report:
+        r["share_actual"] = round(r["train_chars"] / max(total, 1), 4)
+    manifest = {"sources": report, "train_chars": total, "heldout_chars": sum(r["heldout_chars"] for r in report),
+                "heldout_per_mille": HELDOUT_PER_MILLE, "target_chars": target_chars}
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    return manifest
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=Path("runs/corpus"))
+    ap.add_argument("--target-chars", type=int, default=TARGET_CHARS)
+    args = ap.parse_args(argv)
+    m = build(args.out, args.target_chars)
+    print(f"train {m['train_chars']:,d} chars, held-out {m['heldout_chars']:,d} chars -> {args.out}")
+
+
+if __name__ == "__main__":
+    main()

