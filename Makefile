@@ -37,8 +37,9 @@ $(STAMP): requirements.txt pyproject.toml
 
 ## The website -------------------------------------------------------------------------------
 
+# Pages show transformers' loading report only where they explain it (Chapter 3 captures it).
 book: install
-	$(BIN)/jupyter-book build . $(JB_FLAGS)
+	TRANSFORMERS_VERBOSITY=error $(BIN)/jupyter-book build . $(JB_FLAGS)
 	@echo "Open _build/html/index.html, or serve it: $(BIN)/python -m http.server -d _build/html 8000"
 
 ## Tests -------------------------------------------------------------------------------------
