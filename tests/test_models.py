@@ -78,3 +78,19 @@ def test_pages_load_with_transformers_own_calls():
 def test_describe_reads_the_config():
     info = bertlab.describe()
     assert info["model_type"] == "bert" and info["hidden_size"] > 0 and info["vocab_size"] == 30522
+
+
+def test_book_cache_is_emptied_when_the_model_changes(monkeypatch, tmp_path):
+    from bertlab import book_cache
+
+    build = tmp_path / "_build"
+    (build / ".jupyter_cache").mkdir(parents=True)
+    assert not book_cache.refresh(build)  # first build: nothing to compare with
+    assert (build / ".jupyter_cache").exists()
+    assert not book_cache.refresh(build)  # same model: the cache stays
+    other = tmp_path / "other-model"
+    other.mkdir()
+    (other / "config.json").write_text('{"model_type": "bert"}')
+    monkeypatch.setenv("BERTLAB_MODEL", str(other))
+    assert book_cache.refresh(build)
+    assert not (build / ".jupyter_cache").exists()

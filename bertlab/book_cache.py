@@ -1,0 +1,49 @@
+"""Keep Jupyter Book's execution cache honest about which model the pages ran on.
+
+jupyter-cache re-executes a page only when its code changes, not when ``BERTLAB_MODEL`` or the
+embedded checkpoint does; cached outputs would then describe the previous model. ``make book``
+runs this first: it records the model's identity next to the cache and empties the cache when
+that identity changed.
+
+    python -m bertlab.book_cache _build
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import sys
+from pathlib import Path
+
+from bertlab.models import model_path
+
+
+def model_identity() -> str:
+    """The resolved model, plus the hash of its config and weights' sizes (a re-trained
+    checkpoint in the same folder counts as a different model)."""
+    path = Path(model_path())
+    digest = hashlib.sha256(str(path).encode())
+    if path.is_dir():
+        for file in sorted(path.iterdir()):
+            if file.suffix in {".json", ".safetensors", ".bin", ".txt"}:
+                digest.update(f"{file.name}:{file.stat().st_size}".encode())
+                if file.name == "config.json":
+                    digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
+def refresh(build_dir: Path) -> bool:
+    """Empty ``build_dir/.jupyter_cache`` if the model changed since the last build."""
+    stamp = build_dir / ".bertlab-model"
+    identity = model_identity()
+    changed = stamp.is_file() and stamp.read_text().strip() != identity
+    if changed:
+        shutil.rmtree(build_dir / ".jupyter_cache", ignore_errors=True)
+        print(f"bertlab: the model changed since the last build; re-executing every page ({model_path()})")
+    build_dir.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(identity + "\n")
+    return changed
+
+
+if __name__ == "__main__":
+    refresh(Path(sys.argv[1] if len(sys.argv) > 1 else "_build"))
