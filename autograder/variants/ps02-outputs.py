@@ -1,0 +1,163 @@
+"""Known-wrong and alternative-correct implementations for ps02-outputs.
+
+Each entry maps a solution cell's grade id to the source a student might hand in. The
+assignment tests (tests/test_assignments.py) prove that every WRONG entry passes the visible
+tests and loses hidden-test points, and that every CORRECT entry scores full marks.
+"""
+
+WRONG = {
+    # Averages over every position, padding included.
+    "mean_over_padding": {
+        "impl_mean_pool": '''
+def mean_pool(last_hidden_state, attention_mask):
+    return last_hidden_state.mean(dim=1)
+''',
+    },
+    # Leaves padding out of the sum but still divides by T.
+    "mean_divides_by_T": {
+        "impl_mean_pool": '''
+def mean_pool(last_hidden_state, attention_mask):
+    summed = (last_hidden_state * attention_mask.unsqueeze(-1)).sum(dim=1)
+    return summed / last_hidden_state.shape[1]
+''',
+    },
+    # Normalises the rows of a but forgets those of b.
+    "cosine_forgets_b": {
+        "impl_cosine_similarity_matrix": '''
+def cosine_similarity_matrix(a, b):
+    return (a / a.norm(dim=-1, keepdim=True)) @ b.T
+''',
+    },
+    # Normalises each column (over the N vectors) instead of each row.
+    "cosine_normalises_columns": {
+        "impl_cosine_similarity_matrix": '''
+import torch.nn.functional as F
+
+def cosine_similarity_matrix(a, b):
+    return F.normalize(a, dim=0) @ F.normalize(b, dim=0).T
+''',
+    },
+    # Uses only the first WordPiece piece of the word.
+    "word_first_piece_only": {
+        "impl_word_vector": '''
+def word_vector(model, tokenizer, sentence, word):
+    encoding = tokenizer(sentence, return_offsets_mapping=True, return_tensors="pt")
+    offsets = encoding.pop("offset_mapping")[0].tolist()
+    word_ids = encoding.word_ids(0)
+    for index in dict.fromkeys(w for w in word_ids if w is not None):
+        positions = [t for t, w in enumerate(word_ids) if w == index]
+        start, end = offsets[positions[0]][0], offsets[positions[-1]][1]
+        if sentence[start:end].lower() == word.lower():
+            with torch.no_grad():
+                hidden = model(**encoding).last_hidden_state[0]
+            return hidden[positions[0]]
+    raise ValueError(word)
+''',
+    },
+    # Finds the positions in the tokens WITHOUT [CLS], then reads the hidden states WITH it:
+    # every position is off by one (the vector of the token before the word).
+    "word_forgets_cls_shift": {
+        "impl_word_vector": '''
+def word_vector(model, tokenizer, sentence, word):
+    plain = tokenizer(sentence, add_special_tokens=False, return_offsets_mapping=True)
+    word_ids = plain.word_ids()
+    for index in dict.fromkeys(word_ids):
+        positions = [t for t, w in enumerate(word_ids) if w == index]
+        start, end = plain["offset_mapping"][positions[0]][0], plain["offset_mapping"][positions[-1]][1]
+        if sentence[start:end].lower() == word.lower():
+            with torch.no_grad():
+                hidden = model(**tokenizer(sentence, return_tensors="pt")).last_hidden_state[0]
+            return hidden[positions].mean(dim=0)
+    raise ValueError(word)
+''',
+    },
+    # Keeps looking after a match: returns the LAST occurrence.
+    "word_last_occurrence": {
+        "impl_word_vector": '''
+def word_vector(model, tokenizer, sentence, word):
+    encoding = tokenizer(sentence, return_offsets_mapping=True, return_tensors="pt")
+    offsets = encoding.pop("offset_mapping")[0].tolist()
+    word_ids = encoding.word_ids(0)
+    found = None
+    for index in dict.fromkeys(w for w in word_ids if w is not None):
+        positions = [t for t, w in enumerate(word_ids) if w == index]
+        start, end = offsets[positions[0]][0], offsets[positions[-1]][1]
+        if sentence[start:end].lower() == word.lower():
+            found = positions
+    if found is None:
+        raise ValueError(word)
+    with torch.no_grad():
+        hidden = model(**encoding).last_hidden_state[0]
+    return hidden[found].mean(dim=0)
+''',
+    },
+}
+
+CORRECT = {
+    "loops_and_token_matching": {
+        # Loops over rows, and masked_fill instead of multiplying by the mask.
+        "impl_mean_pool": '''
+def mean_pool(last_hidden_state, attention_mask):
+    rows = []
+    for b in range(last_hidden_state.shape[0]):
+        keep = attention_mask[b].bool()
+        rows.append(last_hidden_state[b].masked_fill(~keep[:, None], 0.0).sum(dim=0) / keep.sum())
+    return torch.stack(rows)
+''',
+        # Pair by pair with the library function, broadcasting [N, 1, H] against [1, M, H].
+        "impl_cosine_similarity_matrix": '''
+import torch.nn.functional as F
+
+def cosine_similarity_matrix(a, b):
+    return F.cosine_similarity(a.unsqueeze(1), b.unsqueeze(0), dim=-1)
+''',
+        # Matches the word's own pieces against the sentence's tokens, as whole words: the
+        # match may not start or end inside a word (no ## piece right before its end).
+        "impl_word_vector": '''
+def word_vector(model, tokenizer, sentence, word):
+    target = tokenizer(word, add_special_tokens=False)["input_ids"]
+    encoding = tokenizer(sentence, return_tensors="pt")
+    ids = encoding["input_ids"][0].tolist()
+    tokens = encoding.tokens()
+    k = len(target)
+    for t in range(len(ids) - k + 1):
+        whole = not tokens[t].startswith("##") and not (t + k < len(ids) and tokens[t + k].startswith("##"))
+        if ids[t:t + k] == target and whole:
+            with torch.no_grad():
+                hidden = model(**encoding).last_hidden_state[0]
+            return hidden[t:t + k].mean(dim=0)
+    raise ValueError(f"{word!r} not in {sentence!r}")
+''',
+    },
+    "vectorised_einsum": {
+        "impl_mean_pool": '''
+def mean_pool(last_hidden_state, attention_mask):
+    m = attention_mask.float()
+    return torch.einsum("bth,bt->bh", last_hidden_state, m) / m.sum(dim=1, keepdim=True)
+''',
+        "impl_cosine_similarity_matrix": '''
+def cosine_similarity_matrix(a, b):
+    dots = a @ b.T
+    return dots / (a.norm(dim=1)[:, None] * b.norm(dim=1)[None, :] + 1e-12)
+''',
+        # word_ids only, comparing against the tokenizer's own split of the word.
+        "impl_word_vector": '''
+def word_vector(model, tokenizer, sentence, word):
+    encoding = tokenizer(sentence, return_tensors="pt")
+    tokens = encoding.tokens()
+    word_ids = encoding.word_ids()
+    wanted = "".join(p[2:] if p.startswith("##") else p for p in tokenizer.tokenize(word))
+    groups = {}
+    for t, w in enumerate(word_ids):
+        if w is not None:
+            groups.setdefault(w, []).append(t)
+    for w in sorted(groups):
+        text = "".join(tokens[t][2:] if tokens[t].startswith("##") else tokens[t] for t in groups[w])
+        if text == wanted:
+            with torch.no_grad():
+                states = model(input_ids=encoding["input_ids"], attention_mask=encoding["attention_mask"]).last_hidden_state
+            return states[0, groups[w]].mean(0)
+    raise ValueError(word)
+''',
+    },
+}
