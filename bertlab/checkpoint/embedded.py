@@ -41,7 +41,8 @@ def is_shipped(weights_dir: Path | None = None) -> bool:
     return (Path(weights_dir or WEIGHTS_DIR) / "manifest.json").is_file()
 
 
-def _sha256(path: Path) -> str:
+def sha256(path: Path) -> str:
+    """Hex sha256 of a file, read in 1 MiB blocks."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -55,7 +56,7 @@ def verify(weights_dir: Path | None = None) -> dict:
     manifest = json.loads((weights_dir / "manifest.json").read_text())
     for name, info in manifest["files"].items():
         path = weights_dir / name
-        if not path.is_file() or _sha256(path) != info["sha256"]:
+        if not path.is_file() or sha256(path) != info["sha256"]:
             raise DamagedCheckpointError(
                 f"bertlab: the embedded checkpoint file {path} is damaged (sha256 mismatch with "
                 f"manifest.json) or missing. Reinstall bertlab (pip install --force-reinstall .) "
@@ -74,7 +75,7 @@ def assemble(weights_dir: Path, dest: Path, manifest: dict, base: Path | None = 
     from safetensors.torch import load_file, save_file
 
     base = Path(base or minilm_path())
-    if _sha256(base / "model.safetensors") != manifest["base"]["sha256"]:
+    if sha256(base / "model.safetensors") != manifest["base"]["sha256"]:
         raise DamagedCheckpointError(
             f"bertlab: {base}/model.safetensors is not the base this checkpoint was trained from "
             f"(sha256 differs from {manifest['base']['sha256'][:8]}...); reinstall {manifest['base']['package']}."

@@ -13,7 +13,6 @@ back together into an ordinary Hugging Face folder.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import platform
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import torch
 
+from bertlab.checkpoint.embedded import sha256
 from bertlab.models import minilm_path
 
 WEIGHTS_DIR = Path(__file__).with_name("weights")
@@ -33,14 +33,6 @@ BASE_SHA256_PREFIX, BASE_SHA256_SUFFIX = "53aa5117", "28d9db"  # hub revision 11
 NOT_SHIPPED = ("bert.embeddings.word_embeddings.weight", "cls.predictions.decoder.weight",
                "cls.predictions.decoder.bias")  # decoder.bias is tied to cls.predictions.bias
 MAX_BYTES = 30 * 1024 * 1024
-
-
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def hardware() -> str:
