@@ -49,6 +49,12 @@ def _env() -> dict:
     return env
 
 
+def solution_notebook(assignment: str, repo: Path = REPO) -> nbformat.NotebookNode:
+    """The reference solution of an assignment, hidden tests included (never publish it)."""
+    name = notebook_name(assignment, repo)
+    return nbformat.read(repo / "solutions" / assignment / f"{name}.ipynb", as_version=4)
+
+
 def nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
     """Run ``nbgrader <args>`` from the course root; raise with its log if it fails."""
     cmd = [str(Path(sys.executable).parent / "nbgrader"), *args]

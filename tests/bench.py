@@ -61,8 +61,7 @@ def autograde_seconds(assignment: str, copies: int = 3) -> float:
     with tempfile.TemporaryDirectory() as scratch:
         course = grading.make_course(Path(scratch))
         grading.release(course, assignment)
-        name = grading.notebook_name(assignment)
-        solution = nbformat.read(REPO / "solutions" / assignment / f"{name}.ipynb", 4)
+        solution = grading.solution_notebook(assignment)
         for i in range(copies):
             grading.submit(course, assignment, f"student{i}", solution)
         start = time.perf_counter()

@@ -37,11 +37,6 @@ def variants(assignment: str) -> dict:
     return {"WRONG": found.get("WRONG", {}), "CORRECT": found.get("CORRECT", {})}
 
 
-def solution_notebook(assignment: str) -> nbformat.NotebookNode:
-    name = grading.notebook_name(assignment)
-    return nbformat.read(REPO / "solutions" / assignment / f"{name}.ipynb", as_version=4)
-
-
 @pytest.fixture(scope="module", params=ASSIGNMENTS)
 def graded(request, tmp_path_factory):
     """Release, submit stub + solution + every variant, autograde once, feedback, export."""
@@ -51,7 +46,7 @@ def graded(request, tmp_path_factory):
     found = variants(assignment)
 
     grading.submit(course, assignment, "stub", released)
-    solution = solution_notebook(assignment)
+    solution = grading.solution_notebook(assignment)
     grading.submit(course, assignment, "solution", solution)
     # A variant is the reference solution with some functions swapped for the variant's code.
     for kind in ("WRONG", "CORRECT"):
@@ -122,7 +117,7 @@ def test_correct_alternatives_score_full_marks(graded):
 
 def test_feedback_hides_hidden_tests(graded):
     assignment, course, _, _ = graded
-    hidden = grading.marked_pairs(solution_notebook(assignment), "HIDDEN TESTS")
+    hidden = grading.marked_pairs(grading.solution_notebook(assignment), "HIDDEN TESTS")
     pages = list((course / "autograder" / "feedback").glob(f"*/{assignment}/*.html"))
     assert pages, "no feedback was generated"
     for page in pages:
@@ -159,7 +154,7 @@ def test_exercises_are_generated_from_solutions(assignment, tmp_path):
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_exercises_hold_no_solution_or_hidden_test(assignment):
-    solution = solution_notebook(assignment)
+    solution = grading.solution_notebook(assignment)
     secret = grading.marked_pairs(solution, "HIDDEN TESTS") + grading.marked_pairs(solution, "SOLUTION")
     for path in (REPO / "exercises" / assignment).rglob("*"):
         if path.is_file():

@@ -3,7 +3,6 @@ published, every page in the toc was built from an executed notebook, widgets lo
 
 from pathlib import Path
 
-import nbformat
 import pytest
 import yaml
 
@@ -32,8 +31,7 @@ def site_text() -> dict[Path, str]:
 def test_no_solution_or_hidden_test_is_published(site_text):
     """No two consecutive lines of a hidden test or a reference solution appear on the site."""
     for assignment in grading.assignments():
-        name = grading.notebook_name(assignment)
-        solution = nbformat.read(REPO / "solutions" / assignment / f"{name}.ipynb", 4)
+        solution = grading.solution_notebook(assignment)
         secret = grading.marked_pairs(solution, "HIDDEN TESTS") + grading.marked_pairs(solution, "SOLUTION")
         for path, text in site_text.items():
             assert "BEGIN HIDDEN TESTS" not in text and "BEGIN SOLUTION" not in text, path
