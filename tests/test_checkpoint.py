@@ -71,10 +71,28 @@ def test_split_is_deterministic_and_order_free():
     assert corpus.interleave(a[0]) == corpus.interleave(list(a[0]))
 
 
-def test_sources_table_records_licences():
-    assert sum(s.share for s in corpus.SOURCES) == pytest.approx(1.0)
-    for s in corpus.SOURCES:
+@pytest.mark.parametrize("mix", sorted(corpus.MIXES))
+def test_sources_table_records_licences(mix):
+    assert sum(s.share for s in corpus.MIXES[mix]) == pytest.approx(1.0)
+    for s in corpus.MIXES[mix]:
         assert s.package and s.version and s.licence and callable(getattr(corpus, s.extract))
+    assert corpus.SOURCES is corpus.MIXES["v2"]
+
+
+def test_ding_keeps_english_sentences_and_phrases(tmp_path):
+    dictionary = tmp_path / "usr/share/trans/de-en"
+    dictionary.parent.mkdir(parents=True)
+    dictionary.write_text(
+        "# Version :: 1.9\n"
+        "Leidenschaft {f} | eine Leidenschaft für etw. haben | Es war purer Zufall. :: "
+        "passion | to have a passion for sth. | It was pure chance.\n"
+        "Tür {f} :: door\n"
+        "Die Tür knallte mir ins Gesicht. :: The door banged / bashed me in the face [Br.].\n",
+        encoding="utf-8")
+    assert list(corpus.extract_ding(tmp_path)) == [
+        "To have a passion for something. It was pure chance.",
+        "The door banged me in the face .",  # "face ." and "face." are the same WordPieces
+    ]
 
 
 def test_html_paragraphs_strip_markup(tmp_path):
@@ -118,13 +136,41 @@ def test_train_three_steps_then_resume(tiny_run, tiny_corpus):
     assert steps == [0, 2, 3, 4, 5]
 
 
+def test_second_stage_on_another_corpus(tiny_run, tiny_corpus, tmp_path):
+    """A run continued on a new corpus marks the switch on its curve; export names both stages."""
+    other = tmp_path / "corpus-v2"
+    other.mkdir()
+    (other / "train.txt").write_text("\n".join(_sentences(150, 3)) + "\n")
+    (other / "heldout.txt").write_text("\n".join(_sentences(20, 4)) + "\n")
+    (other / "manifest.json").write_text(json.dumps({"mix": "v2", "sources": [
+        {"name": "synthetic-2", "package": "-", "version": "-", "licence": "test", "train_chars": 7000}]}))
+    run = tmp_path / "run"
+    run.mkdir()
+    for f in tiny_run.iterdir():
+        (run / f.name).write_bytes(f.read_bytes())
+    train.main(["--corpus", str(other), "--out", str(run), "--max-steps", "5", *TINY_ARGS])
+    # stage 1 asked again for its 3 steps: nothing to do, the curve is untouched
+    train.main(["--corpus", str(tiny_corpus), "--out", str(run), "--max-steps", "3", *TINY_ARGS])
+    curve = [json.loads(l) for l in (run / "curve.jsonl").read_text().splitlines()]
+    assert [(r["step"], r["corpus"]) for r in curve] == [
+        (0, train.corpus_id(tiny_corpus)), (2, train.corpus_id(tiny_corpus)), (3, train.corpus_id(tiny_corpus)),
+        (3, train.corpus_id(other)), (4, train.corpus_id(other)), (5, train.corpus_id(other))]
+    assert len(list(run.glob("data-*.pt"))) == 2  # one tokenized cache per corpus
+
+    manifest = export.export(run, tmp_path / "weights", corpora=[tiny_corpus, other])
+    assert [(s["mix"], s["from_step"], s["to_step"]) for s in manifest["stages"]] == [("v1", 0, 3), ("v2", 3, 5)]
+    assert [s["name"] for s in manifest["stages"][1]["sources"]] == ["synthetic-2"]
+    with pytest.raises(RuntimeError, match="pass its folder with --corpus"):
+        export.export(run, tmp_path / "weights-2", corpora=[other])
+
+
 # ----------------------------------------------------------------------------- export & assembly
 
 
 @pytest.fixture(scope="module")
 def exported(tiny_run, tiny_corpus, tmp_path_factory):
     out = tmp_path_factory.mktemp("weights")
-    manifest = export.export(tiny_run, out, corpus=tiny_corpus)
+    manifest = export.export(tiny_run, out, corpora=[tiny_corpus])
     return out, manifest
 
 

@@ -47,7 +47,8 @@ class Source:
     extract: str  # name of the extractor function below
 
 
-SOURCES: tuple[Source, ...] = (
+# Stage 1 of the shipped checkpoint (2,378 steps) used this mix.
+SOURCES_V1: tuple[Source, ...] = (
     Source("wordnet", "wordnet-base", "1:3.0-37", "WordNet 3.0 licence (BSD-style)", 0.36, "extract_wordnet"),
     Source("fortunes", "fortunes", "1:1.99.1-7.3", "BSD (fortune-mod); quotations", 0.16, "extract_fortunes"),
     Source("fortunes-min", "fortunes-min", "1:1.99.1-7.3", "BSD (fortune-mod); quotations", 0.04, "extract_fortunes"),
@@ -57,6 +58,24 @@ SOURCES: tuple[Source, ...] = (
     Source("debian-faq", "debian-faq", "11.1", "verbatim/modified copying permitted (SPI)", 0.02, "extract_html_en"),
     Source("jargon", "jargon-text", "4.4.7-4.1", "public domain", 0.10, "extract_jargon"),
 )
+
+# Stage 2 (the default): the same sources with less technical prose, plus the English side of
+# the Ding German-English dictionary, whose ~20,000 example sentences and ~50,000 idioms are
+# the most everyday English any Debian package ships ("He has a sharp tongue.").
+SOURCES_V2: tuple[Source, ...] = (
+    Source("wordnet", "wordnet-base", "1:3.0-37", "WordNet 3.0 licence (BSD-style)", 0.32, "extract_wordnet"),
+    Source("fortunes", "fortunes", "1:1.99.1-7.3", "BSD (fortune-mod); quotations", 0.16, "extract_fortunes"),
+    Source("fortunes-min", "fortunes-min", "1:1.99.1-7.3", "BSD (fortune-mod); quotations", 0.04, "extract_fortunes"),
+    Source("ding", "trans-de-en", "1.9-6", "GPL-2+ (Ding, TU Chemnitz)", 0.17, "extract_ding"),
+    Source("debian-handbook", "debian-handbook", "11.20220922", "GPL-2+ or CC-BY-SA-3.0", 0.10, "extract_handbook"),
+    Source("python-docs", "python3.11-doc", "3.11.2-6+deb12u8", "PSF-2.0", 0.08, "extract_python_docs"),
+    Source("debian-reference", "debian-reference-en", "2.100", "GPL-2+", 0.03, "extract_html_en"),
+    Source("debian-faq", "debian-faq", "11.1", "verbatim/modified copying permitted (SPI)", 0.02, "extract_html_en"),
+    Source("jargon", "jargon-text", "4.4.7-4.1", "public domain", 0.08, "extract_jargon"),
+)
+
+MIXES = {"v1": SOURCES_V1, "v2": SOURCES_V2}
+SOURCES = SOURCES_V2  # the default mix
 
 MAX_UPSAMPLE = 3  # a small source is repeated at most this many times to reach its share
 
@@ -193,6 +212,41 @@ def extract_jargon(root: Path) -> Iterator[str]:
             yield para
 
 
+def _ding_english(segment: str) -> str:
+    """One English alternative of a Ding entry, as plain text."""
+    s = re.sub(r"\[[^\]]*\]|\{[^}]*\}|<[^>]*>|\([^)]*\)", "", segment)  # [Br.] {adj} <abbr> (gloss)
+    s = re.sub(r"\bsb\.'s\b", "somebody's", s)
+    s = re.sub(r"\bsb\.", "somebody", s)
+    s = re.sub(r"\bsth\.", "something", s)
+    s = re.sub(r"([\w'’-]+)\s*/\s*[\w'’-]+(\s*/\s*[\w'’-]+)*", r"\1", s)  # "banged / bashed" -> "banged"
+    return clean(s.replace("’", "'"))
+
+
+def extract_ding(root: Path) -> Iterator[str]:
+    """The English side of the Ding German-English dictionary: its example sentences and phrases.
+
+    A line reads ``German | German ... :: English | English ...``; alternatives are separated by
+    ``;``. We keep English sentences ("It was pure chance.") and phrases of four or more words
+    ("to sit on the fence" -> "To sit on the fence."); single words and the German are dropped.
+    One paragraph per dictionary entry. A label removed before a full stop leaves "face ." for
+    "face [Br.]."; BERT's tokenizer splits punctuation off, so both give the same WordPieces (and
+    the shipped run's corpus was built this way)."""
+    for line in (root / "usr/share/trans/de-en").read_text(encoding="utf-8", errors="replace").splitlines():
+        if line.startswith("#") or "::" not in line:
+            continue
+        kept = []
+        for segment in re.split(r"[|;]", line.split("::", 1)[1]):
+            s = _ding_english(segment)
+            if len(s.split()) < 4 or not s[0].isalpha():
+                continue
+            if s[0].isupper() and s[-1] in ".!?":
+                kept.append(s)
+            elif s[0].islower() and s[-1].isalpha():
+                kept.append(s[0].upper() + s[1:] + ".")
+        if kept:
+            yield " ".join(dict.fromkeys(kept))
+
+
 # ----------------------------------------------------------------------------- split & weight
 
 
@@ -266,10 +320,10 @@ def unpack(deb: Path, dest: Path) -> Path:
     return dest
 
 
-def build(out: Path, target_chars: int = TARGET_CHARS) -> dict:
+def build(out: Path, target_chars: int = TARGET_CHARS, mix: str = "v2") -> dict:
     out.mkdir(parents=True, exist_ok=True)
     train_all, heldout_all, report = [], [], []
-    for src in SOURCES:
+    for src in MIXES[mix]:
         deb = fetch(src.package, out / "debs")
         root = unpack(deb, out / "pkgs" / src.package)
         extractor: Callable[[Path], Iterator[str]] = globals()[src.extract]
@@ -293,7 +347,7 @@ def build(out: Path, target_chars: int = TARGET_CHARS) -> dict:
     for r in report:
         r["share_actual"] = round(r["train_chars"] / max(total, 1), 4)
     manifest = {"sources": report, "train_chars": total, "heldout_chars": sum(r["heldout_chars"] for r in report),
-                "heldout_per_mille": HELDOUT_PER_MILLE, "target_chars": target_chars}
+                "heldout_per_mille": HELDOUT_PER_MILLE, "target_chars": target_chars, "mix": mix}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest
 
@@ -302,8 +356,9 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("runs/corpus"))
     ap.add_argument("--target-chars", type=int, default=TARGET_CHARS)
+    ap.add_argument("--mix", choices=sorted(MIXES), default="v2", help="v1: stage 1 of the shipped run; v2: stage 2")
     args = ap.parse_args(argv)
-    m = build(args.out, args.target_chars)
+    m = build(args.out, args.target_chars, args.mix)
     print(f"train {m['train_chars']:,d} chars, held-out {m['heldout_chars']:,d} chars -> {args.out}")
 
 

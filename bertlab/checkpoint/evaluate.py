@@ -7,7 +7,10 @@
 - :func:`measure_load`: cold load (``BertForMaskedLM.from_pretrained``) plus one forward pass
   on a 2 x 16 batch, in a fresh subprocess, with its wall time and peak RSS.
 
-    python -m bertlab.checkpoint.evaluate [--model PATH|base] [--corpus runs/corpus] [--json OUT]
+    python -m bertlab.checkpoint.evaluate [--model PATH|base] [--corpus runs/corpus-v2 ...] [--json OUT]
+
+With several ``--corpus``, the first is the headline ("heldout") and every one is reported in
+"heldout_sets" (the shipped run was trained in two stages, on mixes v2 and v1 of the corpus).
 
 ``--model`` defaults to the embedded checkpoint; ``base`` is the starting point: MiniLM with
 a fresh MLM head whose bias is the log unigram frequency (step 0 of the training curve).
@@ -63,7 +66,7 @@ def load_model(spec: str | None, corpus: Path, run: Path | None = None):
     from transformers.utils import logging
 
     if spec == "base":
-        cache = run / "data-128.pt" if run else None
+        cache = T.data_cache(corpus, run, 128) if run else None
         if cache and cache.is_file():
             rows = torch.load(cache)["train"]
         else:
@@ -113,7 +116,8 @@ def main(argv: list[str] | None = None) -> dict:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default=None, help="HF folder, 'base', or omitted for the embedded checkpoint")
-    ap.add_argument("--corpus", type=Path, default=Path("runs/corpus"))
+    ap.add_argument("--corpus", type=Path, action="append", default=None,
+                    help="built corpus whose heldout.txt to score (repeatable; default runs/corpus-v2)")
     ap.add_argument("--run", type=Path, default=Path("runs/train"), help="for 'base': reuse its tokenized corpus")
     ap.add_argument("--eval-seqs", type=int, default=0, help="held-out rows to use (0: all)")
     ap.add_argument("--no-load", action="store_true", help="skip the cold-load measurement")
@@ -121,16 +125,29 @@ def main(argv: list[str] | None = None) -> dict:
     args = ap.parse_args(argv)
     torch.set_num_threads(2)
     torch.manual_seed(0)
-    model, tokenizer, path = load_model(args.model, args.corpus, args.run)
+    corpora = args.corpus or [Path("runs/corpus-v2")]
+    model, tokenizer, path = load_model(args.model, corpora[0], args.run)
     result = {"model": args.model or "embedded", "path": path}
-    if (args.corpus / "heldout.txt").is_file():
-        result["heldout"] = heldout_eval(model, tokenizer, args.corpus, args.eval_seqs)
+    sets = []
+    for corpus in corpora:
+        if (corpus / "heldout.txt").is_file():
+            manifest = corpus / "manifest.json"
+            mix = json.loads(manifest.read_text()).get("mix", "v1") if manifest.is_file() else None
+            sets.append({"corpus": corpus.name, "mix": mix, "corpus_id": T.corpus_id(corpus),
+                         **heldout_eval(model, tokenizer, corpus, args.eval_seqs)})
+        elif args.corpus:  # asked for explicitly: say so rather than skip it
+            raise SystemExit(f"bertlab: {corpus}/heldout.txt not found; build it with "
+                             f"`python -m bertlab.checkpoint.corpus --out {corpus}`")
+    if sets:
+        result["heldout"], result["heldout_sets"] = sets[0], sets
     result["probes"] = probe_eval(model, tokenizer)
     if not args.no_load and args.model != "base":
         result["load"] = measure_load(path)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=1) + "\n")
+    for h in result.get("heldout_sets", []):
+        print(f"held-out {h['corpus']} (mix {h['mix']}): accuracy {h['accuracy']:.4f} over {h['n_masked']} tokens")
     h, p = result.get("heldout", {}), result["probes"]
     print(f"{result['model']}: held-out masked accuracy {h.get('accuracy', float('nan')):.4f} "
           f"(loss {h.get('loss', float('nan')):.3f}, {h.get('n_masked', 0)} tokens); "

@@ -69,7 +69,34 @@ def model_config(folder: Path) -> dict:
     return d
 
 
-def export(run: Path, out: Path = WEIGHTS_DIR, base: Path | None = None, corpus: Path | None = None) -> dict:
+def stages(curve: list[dict], corpora: list[Path]) -> list[dict]:
+    """The run's stages in order: which corpus (mix, sources) trained which steps.
+
+    ``curve`` rows carry the id of the corpus they were evaluated on (``train.corpus_id``); each
+    id must be one of ``corpora``, so that the card can name every source the model saw."""
+    from bertlab.checkpoint.train import corpus_id
+
+    by_id = {corpus_id(c): c for c in corpora if (c / "train.txt").is_file()}
+    out: list[dict] = []
+    for row in curve:
+        cid = row.get("corpus")
+        if out and out[-1]["corpus_id"] == cid:
+            out[-1]["to_step"], out[-1]["heldout_masked_accuracy_end"] = row["step"], row["eval_acc"]
+            continue
+        if cid not in by_id:
+            raise RuntimeError(f"bertlab: the run's curve has steps on corpus {cid}, which none of "
+                               f"{[str(c) for c in corpora]} is; pass its folder with --corpus")
+        m = json.loads((by_id[cid] / "manifest.json").read_text()) if (by_id[cid] / "manifest.json").is_file() else {}
+        out.append({"corpus_id": cid, "mix": m.get("mix", "v1"), "from_step": row["step"], "to_step": row["step"],
+                    "heldout_masked_accuracy_start": row["eval_acc"], "heldout_masked_accuracy_end": row["eval_acc"],
+                    "train_chars": m.get("train_chars"),
+                    "sources": [{k: s[k] for k in ("name", "package", "version", "licence", "train_chars")}
+                                for s in m.get("sources", [])]})
+    return out
+
+
+def export(run: Path, out: Path = WEIGHTS_DIR, base: Path | None = None,
+           corpora: list[Path] | None = None) -> dict:
     from safetensors.torch import load_file, save_file
 
     base = Path(base or minilm_path())
@@ -85,8 +112,9 @@ def export(run: Path, out: Path = WEIGHTS_DIR, base: Path | None = None, corpus:
     save_file(delta, out / DELTA_FILE, metadata={"format": "pt", "bertlab_name": BERTLAB_NAME})
     os.chmod(out / DELTA_FILE, 0o644)  # safetensors writes 0600
     shutil.copyfile(run / "curve.jsonl", out / "curve.jsonl")
-    corpus = Path(corpus or ck.get("args", {}).get("corpus", "runs/corpus"))
-    sources = json.loads((corpus / "manifest.json").read_text())["sources"] if (corpus / "manifest.json").is_file() else []
+    corpora = corpora or [Path(ck.get("args", {}).get("corpus", "runs/corpus"))]
+    run_stages = stages(curve, corpora)
+    sources = {s["package"]: s for st in run_stages for s in st["sources"]}  # every source seen
     st = ck["state"]
     manifest = {
         "bertlab_name": BERTLAB_NAME,
@@ -108,7 +136,8 @@ def export(run: Path, out: Path = WEIGHTS_DIR, base: Path | None = None, corpus:
             "heldout_masked_accuracy": curve[-1]["eval_acc"] if curve else None,
             "heldout_loss": curve[-1]["eval_loss"] if curve else None,
         },
-        "corpus_sources": [{k: s[k] for k in ("name", "package", "version", "licence", "train_chars")} for s in sources],
+        "stages": run_stages,
+        "corpus_sources": [{k: s[k] for k in ("name", "package", "version", "licence")} for s in sources.values()],
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     total = sum(p.stat().st_size for p in out.iterdir() if p.is_file())
@@ -121,9 +150,10 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--run", type=Path, default=Path("runs/train"))
     ap.add_argument("--out", type=Path, default=WEIGHTS_DIR)
-    ap.add_argument("--corpus", type=Path, default=None)
+    ap.add_argument("--corpus", type=Path, action="append", default=None,
+                    help="a corpus the run trained on (repeat for every stage; default: the last run's)")
     args = ap.parse_args(argv)
-    m = export(args.run, args.out, corpus=args.corpus)
+    m = export(args.run, args.out, corpora=args.corpus)
     size = sum(p.stat().st_size for p in args.out.iterdir() if p.is_file())
     print(f"{args.out}: {size / 1e6:.1f} MB, step {m['training']['steps']}, "
           f"held-out accuracy {m['training']['heldout_masked_accuracy']}")

@@ -59,9 +59,23 @@ def pack(lines: list[str], tokenizer, seq_len: int) -> torch.Tensor:
     return torch.cat([cls, rows, sep], dim=1)  # [n, seq_len]
 
 
+def corpus_id(corpus: Path) -> str:
+    """A short fingerprint of a built corpus (its manifest, else its training text)."""
+    import hashlib
+
+    f = corpus / "manifest.json"
+    return hashlib.sha1((f if f.is_file() else corpus / "train.txt").read_bytes()).hexdigest()[:10]
+
+
+def data_cache(corpus: Path, out: Path, seq_len: int) -> Path:
+    return out / f"data-{corpus_id(corpus)}-{seq_len}.pt"
+
+
 def load_data(corpus: Path, out: Path, tokenizer, seq_len: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Packed train and held-out rows, cached in ``out/data-<seq_len>.pt``."""
-    cache = out / f"data-{seq_len}.pt"
+    """Packed train and held-out rows, cached in ``out/data-<corpus id>-<seq_len>.pt``.
+
+    A run may continue on another corpus (the shipped checkpoint's stage 2): each has its cache."""
+    cache = data_cache(corpus, out, seq_len)
     if cache.is_file():
         d = torch.load(cache)
         return d["train"], d["heldout"]
@@ -203,7 +217,8 @@ def train(args: argparse.Namespace) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     tokenizer = load_tokenizer()
     train_rows, heldout_rows = load_data(args.corpus, out, tokenizer, args.seq_len)  # [N, L] int16
-    eval_set = fixed_eval_set(heldout_rows, tokenizer, args.eval_seqs)
+    eval_set = fixed_eval_set(heldout_rows, tokenizer, args.eval_seqs)  # of THIS corpus
+    cid = corpus_id(args.corpus)
     model = build_model(train_rows)
     model.train()
     opt = make_optimizer(model)
@@ -211,6 +226,11 @@ def train(args: argparse.Namespace) -> dict:
     collator.create_rng("pt")
     ckpt_path, curve_path = out / "checkpoint.pt", out / "curve.jsonl"
     st = {"step": 0, "epoch": 0, "index": 0, "wall": 0.0, "budget_s": 0.0}
+
+    def log(row: dict) -> None:
+        with curve_path.open("a") as f:
+            f.write(json.dumps(row) + "\n")
+
     if ckpt_path.is_file() and not args.no_resume:
         ck = torch.load(ckpt_path, weights_only=False)
         model.load_state_dict(ck["model"])
@@ -222,18 +242,22 @@ def train(args: argparse.Namespace) -> dict:
         rows = [json.loads(l) for l in curve_path.read_text().splitlines()] if curve_path.is_file() else []
         curve_path.write_text("".join(json.dumps(r) + "\n" for r in rows if r["step"] <= st["step"]))
         print(f"resumed from step {st['step']} ({st['wall'] / 60:.1f} min trained)")
+        if args.max_steps and st["step"] >= args.max_steps:
+            print(f"already at step {st['step']} >= --max-steps {args.max_steps}: nothing to do")
+            return st
+        if rows and rows[-1].get("corpus", cid) != cid:  # a new stage: where the new corpus starts
+            ev_loss, ev_acc = evaluate(model, eval_set)
+            log({"step": st["step"], "wall_s": round(st["wall"], 1), "train_loss": None, "eval_loss": ev_loss,
+                 "eval_acc": ev_acc, "corpus": cid})
+            print(f"new corpus {cid} at step {st['step']}: eval loss {ev_loss:.3f} acc {ev_acc:.4f}")
     else:
         torch.manual_seed(args.seed)
         st["budget_s"] = args.minutes * 60
         curve_path.write_text("")
 
-    def log(row: dict) -> None:
-        with curve_path.open("a") as f:
-            f.write(json.dumps(row) + "\n")
-
     if st["step"] == 0:
         ev_loss, ev_acc = evaluate(model, eval_set)
-        log({"step": 0, "wall_s": 0.0, "train_loss": None, "eval_loss": ev_loss, "eval_acc": ev_acc})
+        log({"step": 0, "wall_s": 0.0, "train_loss": None, "eval_loss": ev_loss, "eval_acc": ev_acc, "corpus": cid})
         print(f"step 0: eval loss {ev_loss:.3f} acc {ev_acc:.4f}")
 
     def checkpoint() -> None:
@@ -283,7 +307,7 @@ def train(args: argparse.Namespace) -> dict:
         if st["step"] % args.eval_every == 0:
             ev_loss, ev_acc = evaluate(model, eval_set)
             log({"step": st["step"], "wall_s": round(st["wall"], 1), "train_loss": sum(losses) / len(losses),
-                 "eval_loss": ev_loss, "eval_acc": ev_acc})
+                 "eval_loss": ev_loss, "eval_acc": ev_acc, "corpus": cid})
             tqdm.write(f"step {st['step']}: train {sum(losses) / len(losses):.3f} eval {ev_loss:.3f} acc {ev_acc:.4f}")
             losses = []
         if time.time() - last_save > args.save_every_minutes * 60:
@@ -293,7 +317,7 @@ def train(args: argparse.Namespace) -> dict:
     if losses:  # final point on the curve
         ev_loss, ev_acc = evaluate(model, eval_set)
         log({"step": st["step"], "wall_s": round(st["wall"], 1), "train_loss": sum(losses) / len(losses),
-             "eval_loss": ev_loss, "eval_acc": ev_acc})
+             "eval_loss": ev_loss, "eval_acc": ev_acc, "corpus": cid})
         print(f"final step {st['step']}: eval loss {ev_loss:.3f} acc {ev_acc:.4f}")
     checkpoint()
     return st
