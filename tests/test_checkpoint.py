@@ -262,3 +262,19 @@ def test_shipped_checkpoint_fills_masks(shipped_folder, text, answers):
     fill = pipeline("fill-mask", model=shipped_folder, top_k=5)
     top5 = [r["token_str"].strip() for r in fill(text)]
     assert answers & set(top5), f"{text!r}: top-5 {top5}"
+
+
+def test_evaluation_keeps_the_models_mode():
+    """The held-out score runs without dropout and hands the model back as it found it:
+    a probe run after it must not see dropout (that once cost the probes 3 points)."""
+    from transformers import BertConfig, BertForMaskedLM
+
+    model = BertForMaskedLM(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                       intermediate_size=32, max_position_embeddings=16))
+    ids = torch.randint(5, 50, (2, 8))
+    labels = torch.full_like(ids, -100)
+    labels[:, 3] = ids[:, 3]
+    for mode in (False, True):
+        model.train(mode)
+        train.evaluate(model, {"input_ids": ids, "labels": labels})
+        assert model.training is mode

@@ -98,6 +98,7 @@ def heldout_eval(model, tokenizer, corpus: Path, n_seqs: int = 0, seq_len: int =
 
 @torch.no_grad()
 def probe_eval(model, tokenizer, k: int = 5) -> dict:
+    model.eval()  # no dropout: the answers a reader gets from the model
     enc = tokenizer([p.text for p in PROBES], padding=True, return_tensors="pt")
     logits = model(**enc).logits  # [n_probes, L, vocab]
     rows, pos = (enc["input_ids"] == tokenizer.mask_token_id).nonzero(as_tuple=True)

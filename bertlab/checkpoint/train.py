@@ -113,7 +113,10 @@ def masked_logits(model, ids: torch.Tensor, labels: torch.Tensor) -> tuple[torch
 
 @torch.no_grad()
 def evaluate(model, eval_set: dict, batch_size: int = 32) -> tuple[float, float]:
-    """Mean masked-token cross-entropy and top-1 accuracy over the masked positions (fp32)."""
+    """Mean masked-token cross-entropy and top-1 accuracy over the masked positions (fp32).
+
+    Runs in eval mode (no dropout) and leaves the model in the mode it found it in."""
+    was_training = model.training
     model.eval()
     loss_sum, correct, count = 0.0, 0, 0
     for i in range(0, len(eval_set["input_ids"]), batch_size):
@@ -122,7 +125,7 @@ def evaluate(model, eval_set: dict, batch_size: int = 32) -> tuple[float, float]
         loss_sum += torch.nn.functional.cross_entropy(logits, target, reduction="sum").item()
         correct += (logits.argmax(-1) == target).sum().item()
         count += len(target)
-    model.train()
+    model.train(was_training)
     return loss_sum / max(count, 1), correct / max(count, 1)
 
 
