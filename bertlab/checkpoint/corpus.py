@@ -23,6 +23,7 @@ writes ``train.txt`` and ``heldout.txt`` (one paragraph per line) and ``manifest
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gzip
 import hashlib
 import html.parser
@@ -47,32 +48,34 @@ class Source:
     extract: str  # name of the extractor function below
 
 
+# Where each source comes from (its share of a mix is set by the mixes below).
+PACKAGES: dict[str, Source] = {s.name: s for s in (
+    Source("wordnet", "wordnet-base", "1:3.0-37", "WordNet 3.0 licence (BSD-style)", 0.0, "extract_wordnet"),
+    Source("fortunes", "fortunes", "1:1.99.1-7.3", "BSD (fortune-mod); quotations", 0.0, "extract_fortunes"),
+    Source("fortunes-min", "fortunes-min", "1:1.99.1-7.3", "BSD (fortune-mod); quotations", 0.0, "extract_fortunes"),
+    Source("ding", "trans-de-en", "1.9-6", "GPL-2+ (Ding, TU Chemnitz)", 0.0, "extract_ding"),
+    Source("debian-handbook", "debian-handbook", "11.20220922", "GPL-2+ or CC-BY-SA-3.0", 0.0, "extract_handbook"),
+    Source("python-docs", "python3.11-doc", "3.11.2-6+deb12u8", "PSF-2.0", 0.0, "extract_python_docs"),
+    Source("debian-reference", "debian-reference-en", "2.100", "GPL-2+", 0.0, "extract_html_en"),
+    Source("debian-faq", "debian-faq", "11.1", "verbatim/modified copying permitted (SPI)", 0.0, "extract_html_en"),
+    Source("jargon", "jargon-text", "4.4.7-4.1", "public domain", 0.0, "extract_jargon"),
+)}
+
+
+def mix(shares: dict[str, float]) -> tuple[Source, ...]:
+    """The sources named in ``shares``, in that order, each with its target share."""
+    return tuple(dataclasses.replace(PACKAGES[name], share=share) for name, share in shares.items())
+
+
 # Stage 1 of the shipped checkpoint (2,378 steps) used this mix.
-SOURCES_V1: tuple[Source, ...] = (
-    Source("wordnet", "wordnet-base", "1:3.0-37", "WordNet 3.0 licence (BSD-style)", 0.36, "extract_wordnet"),
-    Source("fortunes", "fortunes", "1:1.99.1-7.3", "BSD (fortune-mod); quotations", 0.16, "extract_fortunes"),
-    Source("fortunes-min", "fortunes-min", "1:1.99.1-7.3", "BSD (fortune-mod); quotations", 0.04, "extract_fortunes"),
-    Source("debian-handbook", "debian-handbook", "11.20220922", "GPL-2+ or CC-BY-SA-3.0", 0.15, "extract_handbook"),
-    Source("python-docs", "python3.11-doc", "3.11.2-6+deb12u8", "PSF-2.0", 0.12, "extract_python_docs"),
-    Source("debian-reference", "debian-reference-en", "2.100", "GPL-2+", 0.05, "extract_html_en"),
-    Source("debian-faq", "debian-faq", "11.1", "verbatim/modified copying permitted (SPI)", 0.02, "extract_html_en"),
-    Source("jargon", "jargon-text", "4.4.7-4.1", "public domain", 0.10, "extract_jargon"),
-)
+SOURCES_V1 = mix({"wordnet": 0.36, "fortunes": 0.16, "fortunes-min": 0.04, "debian-handbook": 0.15,
+                  "python-docs": 0.12, "debian-reference": 0.05, "debian-faq": 0.02, "jargon": 0.10})
 
 # Stage 2 (the default): the same sources with less technical prose, plus the English side of
 # the Ding German-English dictionary, whose ~20,000 example sentences and ~50,000 idioms are
 # the most everyday English any Debian package ships ("He has a sharp tongue.").
-SOURCES_V2: tuple[Source, ...] = (
-    Source("wordnet", "wordnet-base", "1:3.0-37", "WordNet 3.0 licence (BSD-style)", 0.32, "extract_wordnet"),
-    Source("fortunes", "fortunes", "1:1.99.1-7.3", "BSD (fortune-mod); quotations", 0.16, "extract_fortunes"),
-    Source("fortunes-min", "fortunes-min", "1:1.99.1-7.3", "BSD (fortune-mod); quotations", 0.04, "extract_fortunes"),
-    Source("ding", "trans-de-en", "1.9-6", "GPL-2+ (Ding, TU Chemnitz)", 0.17, "extract_ding"),
-    Source("debian-handbook", "debian-handbook", "11.20220922", "GPL-2+ or CC-BY-SA-3.0", 0.10, "extract_handbook"),
-    Source("python-docs", "python3.11-doc", "3.11.2-6+deb12u8", "PSF-2.0", 0.08, "extract_python_docs"),
-    Source("debian-reference", "debian-reference-en", "2.100", "GPL-2+", 0.03, "extract_html_en"),
-    Source("debian-faq", "debian-faq", "11.1", "verbatim/modified copying permitted (SPI)", 0.02, "extract_html_en"),
-    Source("jargon", "jargon-text", "4.4.7-4.1", "public domain", 0.08, "extract_jargon"),
-)
+SOURCES_V2 = mix({"wordnet": 0.32, "fortunes": 0.16, "fortunes-min": 0.04, "ding": 0.17, "debian-handbook": 0.10,
+                  "python-docs": 0.08, "debian-reference": 0.03, "debian-faq": 0.02, "jargon": 0.08})
 
 MIXES = {"v1": SOURCES_V1, "v2": SOURCES_V2}
 SOURCES = SOURCES_V2  # the default mix
