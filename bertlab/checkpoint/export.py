@@ -74,6 +74,7 @@ def stages(curve: list[dict], corpora: list[Path]) -> list[dict]:
 
     ``curve`` rows carry the id of the corpus they were evaluated on (``train.corpus_id``); each
     id must be one of ``corpora``, so that the card can name every source the model saw."""
+    from bertlab.checkpoint.corpus import read_manifest
     from bertlab.checkpoint.train import corpus_id
 
     by_id = {corpus_id(c): c for c in corpora if (c / "train.txt").is_file()}
@@ -86,8 +87,8 @@ def stages(curve: list[dict], corpora: list[Path]) -> list[dict]:
         if cid not in by_id:
             raise RuntimeError(f"bertlab: the run's curve has steps on corpus {cid}, which none of "
                                f"{[str(c) for c in corpora]} is; pass its folder with --corpus")
-        m = json.loads((by_id[cid] / "manifest.json").read_text()) if (by_id[cid] / "manifest.json").is_file() else {}
-        out.append({"corpus_id": cid, "mix": m.get("mix", "v1"), "from_step": row["step"], "to_step": row["step"],
+        m = read_manifest(by_id[cid])
+        out.append({"corpus_id": cid, "mix": m["mix"], "from_step": row["step"], "to_step": row["step"],
                     "heldout_masked_accuracy_start": row["eval_acc"], "heldout_masked_accuracy_end": row["eval_acc"],
                     "train_chars": m.get("train_chars"),
                     "sources": [{k: s[k] for k in ("name", "package", "version", "licence", "train_chars")}
