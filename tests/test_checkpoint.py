@@ -291,7 +291,7 @@ def test_shipped_checkpoint_loads_offline(shipped_folder):
 @shipped
 @pytest.mark.parametrize("text, answers", [  # sanity checks; the full probe set is in evaluate.py
     ("Tokyo is the largest city in [MASK].", {"japan"}),
-    ("Take an umbrella because it is going to [MASK].", {"rain", "snow"}),
+    ("She drinks a cup of [MASK] every morning.", {"coffee", "tea", "milk"}),
     ("We waited for the [MASK] at the bus stop.", {"bus"}),
 ])
 def test_shipped_checkpoint_fills_masks(shipped_folder, text, answers):
