@@ -41,6 +41,20 @@ c.Execute.extra_arguments = ["--InteractiveShell.xmode=Minimal"]
 c.Execute.timeout = 120
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
+    # ... and outputs that quote hidden tests (a submission can print them) are replaced first.
+    "bertlab.feedback_redaction.RedactHiddenTests",
     "nbgrader.preprocessors.ClearHiddenTests",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
+
+# A test cell counts only if the kernel it ran in was not rigged by the submission (an input
+# transformer that blanks cells, an AST transformer that drops asserts, torch.equal replaced, ...):
+# nbgrader's Execute, plus a fingerprint of the kernel before and after every test cell.
+from nbgrader.converters import Autograde  # noqa: E402
+from nbgrader.preprocessors import Execute  # noqa: E402
+
+from bertlab.kernel_guard import GuardedExecute  # noqa: E402
+
+_default = Autograde.class_traits()["autograde_preprocessors"].default()
+assert Execute in _default, f"nbgrader's autograde pipeline changed: {_default}"
+c.Autograde.autograde_preprocessors = [GuardedExecute if pp is Execute else pp for pp in _default]

@@ -1,0 +1,84 @@
+"""Feedback never shows hidden-test source, not even when a submission prints it.
+
+nbgrader's ``ClearHiddenTests`` removes the ``### BEGIN HIDDEN TESTS`` region from each test
+cell's source, but a cell's *outputs* go to the student as they are. A submission can put the
+hidden tests there itself: open the solution notebook from the course folder and print it, or
+read its caller's frame (``sys._getframe(1)``, IPython's ``In``) from inside a function a
+hidden test calls. :class:`RedactHiddenTests` runs in ``nbgrader generate_feedback`` before
+``ClearHiddenTests``: it collects the hidden-test lines of the notebook and replaces every
+output that contains one of them (or the marker itself) by a short notice.
+
+Configured in ``autograder/nbgrader_config.py``; tested with hostile submissions in
+``tests/test_hostile.py``.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+
+from nbformat.notebooknode import NotebookNode
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Integer, Unicode
+
+NOTICE = "[output removed by the grader: it contained the source of hidden tests]\n"
+
+
+def hidden_lines(cells, begin: str, end: str, shortest: int) -> set[str]:
+    """Stripped lines between the hidden-test markers, at least ``shortest`` characters long."""
+    found = set()
+    for cell in cells:
+        inside = False
+        for line in cell.source.split("\n"):
+            if begin in line:
+                inside = True
+            elif end in line:
+                inside = False
+            elif inside and len(line.strip()) >= shortest:
+                found.add(line.strip())
+    return found
+
+
+def _texts(output: NotebookNode) -> list[str]:
+    """Every piece of text an output can show."""
+    texts = []
+    if output.get("text"):
+        texts.append(output["text"] if isinstance(output["text"], str) else "".join(output["text"]))
+    for value in output.get("data", {}).values():
+        texts.append(value if isinstance(value, str) else json.dumps(value))
+    texts += [output.get("ename", ""), output.get("evalue", "")] + list(output.get("traceback", []))
+    return texts
+
+
+def _spellings(text: str) -> list[str]:
+    """The text as printed, and as it reads once JSON or HTML escaping is undone."""
+    unjson = text.replace('\\"', '"').replace("\\n", "\n").replace("\\\\", "\\")
+    return [text, unjson, html.unescape(text), html.unescape(unjson)]
+
+
+class RedactHiddenTests(NbGraderPreprocessor):
+    """Replace outputs that quote hidden tests by a notice (runs before ``ClearHiddenTests``).
+
+    An nbgrader preprocessor, so it is enabled once listed (nbconvert's are off by default).
+    """
+
+    begin = Unicode("BEGIN HIDDEN TESTS").tag(config=True)
+    end = Unicode("END HIDDEN TESTS").tag(config=True)
+    shortest = Integer(12, help="hidden-test lines shorter than this (``else:``) are not searched for").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        lines = hidden_lines(nb.cells, self.begin, self.end, self.shortest)
+        needles = lines | {self.begin, self.end}
+        for cell in nb.cells:
+            if cell.cell_type != "code":
+                continue
+            redacted = []
+            for output in cell.get("outputs", []):
+                spellings = [s for t in _texts(output) for s in _spellings(t)]
+                if any(n in s for s in spellings for n in needles):
+                    self.log.warning("Feedback: removed an output that quotes hidden tests")
+                    redacted.append(NotebookNode(output_type="stream", name="stdout", text=NOTICE))
+                else:
+                    redacted.append(output)
+            cell.outputs = redacted
+        return nb, resources

@@ -1,0 +1,181 @@
+"""The autograder's guard: a test cell counts only if the kernel that ran it was not rigged.
+
+nbgrader scores a test cell by its outputs alone: no error output means full marks
+(``nbgrader.utils.determine_grade``). Student code runs in the same kernel as the tests, so a
+submission can make every later test cell pass without passing anything: an IPython input
+transformer that blanks each cell, an AST transformer that turns ``assert`` into ``pass``, a
+trace function, or ``torch.equal = lambda *a: True``. nbgrader restores the *source* of test
+cells from its gradebook, but not the kernel they run in.
+
+:class:`GuardedExecute` is nbgrader's ``Execute`` preprocessor plus one check. Before the
+first cell of a notebook runs, it records a fingerprint of the fresh kernel
+(:func:`kernel_state`); before and after every test cell it takes the fingerprint again. If
+anything differs, the test cell gets an error output that names what changed, so it scores
+zero, and the feedback tells the student why. The fingerprint is read through the kernel
+protocol's ``user_expressions``, which IPython evaluates with a plain ``eval``: no input or AST
+transformer touches it, and it leaves no trace in the notebook or its history.
+
+What it covers: IPython's input and AST transformers, custom exception handlers, replaced
+IPython methods (``run_cell``, ``showtraceback``, ...), trace and profile functions, and the
+builtins, ``math``, ``torch`` and ``numpy`` functions that tests compare with. What it cannot
+cover: code in the same process can always fool a check in that process if it is written
+against this one; the guard stops the generic tricks, and ``tests/test_hostile.py`` keeps a list
+of them. Comparisons a test makes against values the student returns are the tests' own job
+(``type(x) is list``, not ``x == expected``, for an object whose ``__eq__`` always says yes).
+
+Configured in ``autograder/nbgrader_config.py``; explained for instructors in the README.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+
+from nbformat.notebooknode import NotebookNode
+from nbgrader.preprocessors import Execute
+from nbgrader.utils import is_grade, is_solution
+
+# IPython methods that decide what code runs and whether its errors are shown.
+SHELL_METHODS = (
+    "run_cell", "run_cell_async", "_run_cell", "run_code", "run_ast_nodes", "transform_cell",
+    "transform_ast", "showtraceback", "_showtraceback", "showsyntaxerror", "get_exception_only",
+    "user_expressions", "ev", "ex",
+)
+
+# Functions a test compares or checks with: "module:attribute.path".
+WATCHED = (
+    *(f"builtins:{n}" for n in (
+        "isinstance issubclass len sum all any abs round sorted min max list dict set tuple int "
+        "float str bool range zip enumerate type repr getattr hasattr iter next map filter print "
+        "callable exec eval compile __import__ AssertionError"
+    ).split()),
+    "math:isclose", "math:isfinite", "math:isnan", "math:fabs",
+    *(f"torch:{n}" for n in (
+        "equal allclose isclose all any eq ne abs sum mean max min isfinite isnan is_tensor "
+        "as_tensor tensor manual_seed testing.assert_close"
+    ).split()),
+    *(f"torch:Tensor.{n}" for n in (
+        "equal allclose isclose tolist item all any __eq__ __ne__ __bool__ __len__ __iter__ "
+        "__getitem__ sum mean abs max min float long eq ne size numel shape dtype"
+    ).split()),
+    *(f"numpy:{n}" for n in (
+        "allclose isclose array_equal all any testing.assert_allclose testing.assert_array_equal"
+    ).split()),
+)
+
+# Evaluated in the kernel by ``user_expressions``: one JSON string (a plain repr of a dict could
+# be cut short by IPython's pretty printer).
+PROBE = "__import__('bertlab.kernel_guard', fromlist=['kernel_state']).kernel_state()"
+
+
+def _name(obj) -> str:
+    """A stable, readable name for a transformer or handler: module.qualname."""
+    kind = obj if isinstance(obj, type) or callable(obj) and hasattr(obj, "__qualname__") else type(obj)
+    return f"{getattr(kind, '__module__', '?')}.{getattr(kind, '__qualname__', repr(kind))}"
+
+
+def kernel_state() -> str:
+    """The fingerprint of the running IPython kernel, as JSON (runs inside the kernel)."""
+    import importlib
+    import sys
+
+    from IPython import get_ipython
+
+    ip = get_ipython()  # None outside IPython (the unit tests): then only functions are watched
+    state = {
+        "trace function": _name(sys.gettrace()) if sys.gettrace() else None,
+        "profile function": _name(sys.getprofile()) if sys.getprofile() else None,
+        "functions": {},
+    }
+    if ip is not None:
+        state.update({
+            "input_transformers_cleanup": [_name(f) for f in ip.input_transformers_cleanup],
+            "input_transformers_post": [_name(f) for f in ip.input_transformers_post],
+            "ast_transformers": [_name(f) for f in ip.ast_transformers],
+            "custom_exceptions": [_name(e) for e in ip.custom_exceptions],
+            "replaced shell methods": sorted(m for m in SHELL_METHODS if m in vars(ip)),
+            "shell methods": {m: id(getattr(type(ip), m, None)) for m in SHELL_METHODS},
+        })
+    for spec in WATCHED:
+        module, path = spec.split(":")
+        try:
+            obj = importlib.import_module(module)
+            for part in path.split("."):
+                obj = getattr(obj, part) if not isinstance(obj, type) else obj.__dict__.get(part, getattr(obj, part))
+        except Exception:  # a module that is not installed is simply not watched
+            obj = None
+        state["functions"][f"{module}.{path}"] = None if obj is None else id(obj)
+    return json.dumps(state)
+
+
+def differences(baseline: dict, now: dict) -> list[str]:
+    """What changed between two fingerprints, in words; [] if nothing did."""
+    found = []
+    for key in ("input_transformers_cleanup", "input_transformers_post", "ast_transformers", "custom_exceptions"):
+        added = [n for n in now.get(key, []) if n not in baseline.get(key, [])]
+        if now.get(key) != baseline.get(key):
+            found.append(f"{key.replace('_', ' ')} changed" + (f" (added {', '.join(added)})" if added else ""))
+    if now.get("replaced shell methods") != baseline.get("replaced shell methods"):
+        found.append(f"IPython shell methods replaced: {', '.join(now.get('replaced shell methods', []))}")
+    changed = [m for m, i in baseline.get("shell methods", {}).items() if now.get("shell methods", {}).get(m) != i]
+    if changed:
+        found.append(f"IPython shell methods changed: {', '.join(changed)}")
+    for key in ("trace function", "profile function"):
+        if now.get(key) != baseline.get(key):
+            found.append(f"{key} set to {now.get(key)}")
+    replaced = [n for n, i in baseline.get("functions", {}).items() if i is not None and now.get("functions", {}).get(n) != i]
+    if replaced:
+        found.append(f"replaced: {', '.join(replaced)}")
+    return found
+
+
+def is_test_cell(cell: NotebookNode) -> bool:
+    """An autograded test cell: graded, code, not a solution."""
+    return cell.cell_type == "code" and is_grade(cell) and not is_solution(cell)
+
+
+class GuardedExecute(Execute):
+    """nbgrader's ``Execute``, with the kernel fingerprinted around every test cell."""
+
+    def preprocess(self, nb, resources=None, km=None):
+        self._baseline = None  # one notebook, one fresh kernel, one baseline
+        return super().preprocess(nb, resources, km)
+
+    def _fingerprint(self) -> tuple[dict | None, str]:
+        """The kernel's fingerprint now, or (None, why not)."""
+        msg_id = self.kc.execute("", silent=True, store_history=False, user_expressions={"state": PROBE})
+        reply = self.wait_for_reply(msg_id)
+        try:
+            result = reply["content"]["user_expressions"]["state"]
+            if result.get("status") != "ok":
+                return None, f"{result.get('ename')}: {result.get('evalue')}"
+            return json.loads(ast.literal_eval(result["data"]["text/plain"])), ""
+        except Exception as exc:  # no reply (timeout), or a reply someone rewrote
+            return None, f"no readable reply ({type(exc).__name__})"
+
+    def preprocess_cell(self, cell, resources, index):
+        if self._baseline is None:  # a fresh kernel, before any cell of the notebook runs
+            self._baseline, why = self._fingerprint()
+            if self._baseline is None:
+                raise RuntimeError(f"the grader could not fingerprint a fresh kernel: {why}")
+        if not is_test_cell(cell):
+            return super().preprocess_cell(cell, resources, index)
+
+        before, why_before = self._fingerprint()
+        cell, resources = super().preprocess_cell(cell, resources, index)
+        after, why_after = self._fingerprint()
+        problems = []
+        for when, state, why in (("before", before, why_before), ("after", after, why_after)):
+            if state is None:
+                problems.append(f"the grader could not check the kernel {when} this test ({why})")
+            else:
+                problems += [f"{p} ({when} this test)" for p in differences(self._baseline, state)]
+        if problems:
+            self.log.warning("Test cell %s does not count: %s", cell.metadata.nbgrader.get("grade_id"), problems)
+            why = "this test does not count: the notebook changed how the kernel runs or checks code: "
+            why += "; ".join(dict.fromkeys(problems))
+            cell.outputs.append(NotebookNode(  # HTML shows an error's traceback lines, so it says it there
+                output_type="error", ename="GradingIntegrityError", evalue=why,
+                traceback=[f"GradingIntegrityError: {why}"],
+            ))
+        return cell, resources

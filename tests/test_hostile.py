@@ -1,0 +1,234 @@
+"""Hostile submissions: the grader gives no points for rigging it, and leaks no hidden test.
+
+One scratch course, one assignment (ps00, the quickest to grade), one ``nbgrader autograde``
+over every submission below. Each hostile submission pairs a known trick with implementations
+that fail every test, so any point it earns is a point the trick stole. Two honest
+submissions (the reference solution, and the solution with harmless extra cells that plot,
+seed and silence warnings) must keep full marks: the guard must not punish normal work.
+
+The tricks, and what stops them:
+- rig the kernel (blank or rewrite test cells, drop asserts, swallow or hide errors, replace
+  torch.equal / Tensor.__eq__ / isinstance, set a trace function): ``bertlab.kernel_guard``;
+- edit, re-weight or delete test cells, add a graded cell of your own: nbgrader restores test
+  cells and their points from the gradebook (``OverwriteCells``, ``CheckCellMetadata``);
+- kill the kernel, hand in something that is not a notebook: nbgrader records zero and goes on
+  with the other students;
+- print the hidden tests (read the solution notebook, or the calling cell's source from
+  IPython's history): ``bertlab.feedback_redaction`` removes those outputs from the feedback;
+- return an object whose ``==`` always says yes: hidden tests compare plain values
+  (``[int(x) for x in result]``), never the returned object itself.
+"""
+
+from __future__ import annotations
+
+import re
+
+import nbformat
+import pytest
+
+from bertlab import grading
+
+pytestmark = pytest.mark.slow
+
+ASSIGNMENT = "ps00-tokens"
+
+# Implementations that fail every visible and hidden test of ps00.
+WRONG = {
+    "impl_pad_batch": '''
+def pad_batch(sequences, pad_id, max_length=None):
+    return torch.zeros(2, 3, dtype=torch.long), torch.zeros(2, 3, dtype=torch.long)
+''',
+    "impl_pieces_per_word": '''
+def pieces_per_word(word_ids):
+    return [1]
+''',
+    "impl_segment_ids": '''
+def segment_ids(input_ids, sep_token_id):
+    return input_ids * 0
+''',
+}
+
+# A cell inserted after the setup cell, before the student's functions.
+RIG = {
+    "blank-cells": "get_ipython().input_transformers_cleanup.append(lambda lines: [])",
+    "replace-cells": "get_ipython().input_transformers_post.append(lambda lines: ['pass\\n'])",
+    "drop-asserts": '''
+import ast
+
+class DropAsserts(ast.NodeTransformer):
+    def visit_Assert(self, node):
+        return ast.Pass()
+
+get_ipython().ast_transformers.append(DropAsserts())
+''',
+    "swallow-errors": "get_ipython().set_custom_exc((BaseException,), lambda shell, etype, value, tb, tb_offset=None: [])",
+    "hide-tracebacks": '''
+shell = get_ipython()
+shell.showtraceback = lambda *args, **kwargs: None
+shell._showtraceback = lambda *args, **kwargs: None
+''',
+    "patch-torch": '''
+torch.equal = lambda *args, **kwargs: True
+torch.allclose = lambda *args, **kwargs: True
+''',
+    "patch-tensor-eq": "torch.Tensor.__eq__ = lambda self, other: torch.ones(self.shape, dtype=torch.bool)",
+    "patch-builtins": '''
+import builtins
+builtins.isinstance = lambda obj, cls: True
+''',
+    "trace-function": '''
+import sys
+sys.settrace(lambda frame, event, arg: None)
+''',
+    "kill-kernel": "import os\nos._exit(0)",
+    "print-solution-file": '''
+from pathlib import Path
+for folder in [Path.cwd(), *Path.cwd().parents]:
+    for path in sorted(folder.glob("solutions/*/*.ipynb")):
+        print(path.read_text())
+''',
+}
+
+# Harmless extra cells an honest student might add.
+HARMLESS = '''
+%matplotlib inline
+import warnings
+import matplotlib.pyplot as plt
+import numpy as np
+from IPython.display import display
+
+warnings.filterwarnings("ignore")
+np.random.seed(0)
+torch.manual_seed(0)
+plt.plot([1, 2, 3])
+plt.show()
+display({"note": "trying things"})
+'''
+
+
+def is_test(cell) -> bool:
+    meta = cell.metadata.get("nbgrader", {})
+    return bool(meta.get("grade")) and not meta.get("solution")
+
+
+def with_cell(notebook, source: str, after: str = "setup"):
+    notebook = nbformat.from_dict(notebook)
+    at = [c.metadata.get("nbgrader", {}).get("grade_id") for c in notebook.cells].index(after) + 1
+    notebook.cells.insert(at, nbformat.v4.new_code_cell(source))
+    return notebook
+
+
+def submissions(released, solution) -> dict:
+    wrong = grading.replace_solutions(released, WRONG)
+    found = {f"rig-{name}": with_cell(wrong, code) for name, code in RIG.items()}
+
+    # The student function itself prints the hidden test cell that calls it.
+    found["print-calling-cell"] = grading.replace_solutions(released, {
+        **WRONG,
+        "impl_pieces_per_word": "def pieces_per_word(word_ids):\n    print(get_ipython().user_ns['In'][-1])\n    return [1]\n",
+    })
+
+    # An answer that equals everything.
+    found["always-equal"] = grading.replace_solutions(released, {
+        **WRONG,
+        "impl_pieces_per_word": (
+            "class AlwaysEqual(list):\n    def __eq__(self, other):\n        return True\n\n"
+            "    def __ne__(self, other):\n        return False\n\n\n"
+            "def pieces_per_word(word_ids):\n    return AlwaysEqual()\n"
+        ),
+    })
+
+    edited = nbformat.from_dict(wrong)
+    for cell in edited.cells:
+        if is_test(cell):
+            cell.source = "pass"
+            cell.metadata.nbgrader["points"] = 100
+    found["edit-tests"] = edited
+
+    bonus = with_cell(wrong, "pass")
+    bonus.cells[3].metadata["nbgrader"] = {
+        "grade": True, "solution": False, "locked": True, "points": 100,
+        "grade_id": "bonus", "schema_version": 3, "task": False,
+    }
+    found["own-graded-cell"] = bonus
+
+    deleted = nbformat.from_dict(wrong)
+    deleted.cells = [c for c in deleted.cells if not is_test(c)]
+    found["delete-tests"] = deleted
+
+    found["honest"] = solution
+    found["honest-extras"] = with_cell(solution, HARMLESS)
+    return found
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    course = grading.make_course(tmp_path_factory.mktemp("hostile"))
+    released = nbformat.read(grading.release(course, ASSIGNMENT), as_version=4)
+    names = []
+    for student, notebook in submissions(released, grading.solution_notebook(ASSIGNMENT)).items():
+        grading.submit(course, ASSIGNMENT, student, notebook)
+        names.append(student)
+    broken = course / "autograder" / "submitted" / "not-a-notebook" / ASSIGNMENT
+    broken.mkdir(parents=True)
+    (broken / f"{ASSIGNMENT}.ipynb").write_text("print('this is not a notebook')")
+    names.append("not-a-notebook")
+
+    # nbgrader grades everyone it can and exits 1 naming the submissions it could not run.
+    with pytest.raises(RuntimeError) as failed:
+        grading.autograde(course, ASSIGNMENT)
+    unrunnable = set(re.findall(r"for student '([^']+)'", str(failed.value)))
+    grading.feedback(course, ASSIGNMENT)
+    return course, names, unrunnable
+
+
+def test_only_broken_notebooks_stop_the_grader(course):
+    _, _, unrunnable = course
+    assert {"rig-kill-kernel", "not-a-notebook"} <= unrunnable, unrunnable
+    assert not {s for s in unrunnable if s.startswith("honest")}, unrunnable
+
+
+@pytest.mark.parametrize("student", ["honest", "honest-extras"])
+def test_honest_work_keeps_full_marks(course, student):
+    path, _, _ = course
+    cells = grading.scores(path, ASSIGNMENT, student)
+    assert sum(c.score for c in cells.values()) == sum(c.max_score for c in cells.values()) > 0, cells
+
+
+def test_hostile_submissions_score_zero(course):
+    path, names, _ = course
+    stolen = {}
+    for student in names:
+        if student.startswith("honest"):
+            continue
+        cells = grading.scores(path, ASSIGNMENT, student)
+        assert set(cells) >= {"test_pad_batch", "test_pad_batch_hidden"}, f"{student}: grades missing"
+        assert sum(c.max_score for c in cells.values()) == 9, f"{student}: points changed {cells}"
+        if any(c.score for c in cells.values()):
+            stolen[student] = {k: c.score for k, c in cells.items() if c.score}
+    assert not stolen, f"points earned by rigging the grader: {stolen}"
+
+
+def test_rigged_kernel_is_named_in_the_feedback(course):
+    path, _, _ = course
+    html = (path / "autograder" / "feedback" / "rig-blank-cells" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    assert "GradingIntegrityError" in html and "input transformers cleanup changed" in html
+
+
+def test_feedback_quotes_no_hidden_test(course):
+    path, _, _ = course
+    solution = grading.solution_notebook(ASSIGNMENT)
+    pairs = grading.marked_pairs(solution, "HIDDEN TESTS")
+    long_lines = [line for line in grading.marked_lines(solution, "HIDDEN TESTS") if len(line) >= 30]
+    assert pairs and long_lines
+    for student in ("rig-print-solution-file", "print-calling-cell", "honest"):
+        text = grading.readable(path / "autograder" / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html")
+        unjson = text.replace('\\"', '"')  # the notebook file prints its lines as JSON strings
+        leaked = [s for s in pairs + long_lines if s in text or s in unjson]
+        assert not leaked, f"{student}: feedback shows hidden-test lines {leaked[:3]}"
+        assert "HIDDEN TESTS" not in text, f"{student}: feedback shows the hidden-test marker"
+    # The leaks really happened: the autograded notebooks (for the instructor only) hold them.
+    for student in ("rig-print-solution-file", "print-calling-cell"):
+        autograded = path / "autograder" / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        outputs = [o for c in nbformat.read(autograded, as_version=4).cells for o in c.get("outputs", [])]
+        assert "BEGIN HIDDEN TESTS" in str(outputs), f"{student}: the trick printed nothing"
