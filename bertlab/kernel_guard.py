@@ -42,7 +42,8 @@ SHELL_METHODS = (
     "user_expressions", "ev", "ex",
 )
 
-# Functions a test compares or checks with: "module:attribute.path".
+# Functions a test compares or checks with: "module:attribute.path". Only these: libraries wrap
+# others on import (torch._dynamo replaces torch.manual_seed), which is no sign of rigging.
 WATCHED = (
     *(f"builtins:{n}" for n in (
         "isinstance issubclass len sum all any abs round sorted min max list dict set tuple int "
@@ -52,7 +53,7 @@ WATCHED = (
     "math:isclose", "math:isfinite", "math:isnan", "math:fabs",
     *(f"torch:{n}" for n in (
         "equal allclose isclose all any eq ne abs sum mean max min isfinite isnan is_tensor "
-        "as_tensor tensor manual_seed testing.assert_close"
+        "as_tensor tensor testing.assert_close"
     ).split()),
     *(f"torch:Tensor.{n}" for n in (
         "equal allclose isclose tolist item all any __eq__ __ne__ __bool__ __len__ __iter__ "
