@@ -145,8 +145,9 @@ def submissions(released, solution) -> dict:
             cell.metadata.nbgrader["points"] = 100
     found["edit-tests"] = edited
 
-    bonus = with_cell(wrong, "pass")
-    bonus.cells[3].metadata["nbgrader"] = {
+    bonus = with_cell(wrong, "pass")  # lands right after the setup cell (index 1)
+    assert bonus.cells[2].source == "pass"
+    bonus.cells[2].metadata["nbgrader"] = {
         "grade": True, "solution": False, "locked": True, "points": 100,
         "grade_id": "bonus", "schema_version": 3, "task": False,
     }
