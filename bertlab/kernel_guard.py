@@ -102,7 +102,7 @@ def kernel_state() -> str:
         try:
             obj = importlib.import_module(module)
             for part in path.split("."):
-                obj = getattr(obj, part) if not isinstance(obj, type) else obj.__dict__.get(part, getattr(obj, part))
+                obj = getattr(obj, part)
         except Exception:  # a module that is not installed is simply not watched
             obj = None
         state["functions"][f"{module}.{path}"] = None if obj is None else id(obj)
