@@ -11,6 +11,8 @@ import json
 import os
 import random
 import re
+import struct
+import zlib
 from pathlib import Path
 
 import pytest
@@ -131,6 +133,44 @@ def test_moby_dick_paragraphs_skip_chapter_titles(tmp_path):
                                        "Because one did survive the wreck.\n")
     paragraphs = list(corpus.extract_moby_dick(tmp_path))
     assert [p[:12] for p in paragraphs] == ["Call me Ishm", "I stuffed a ", "The drama's "]
+
+
+def r_serialized_strings(strings: list[str | None], version: int = 3) -> bytes:
+    """One R character vector as ``serialize(x, NULL, xdr = TRUE)`` writes it (NA for None)."""
+    out = b"X\n" + struct.pack(">iii", version, 0x040201, 0x030500)
+    if version == 3:
+        out += struct.pack(">i", 5) + b"UTF-8"
+    out += struct.pack(">ii", 16, len(strings))  # STRSXP, no attributes
+    for s in strings:
+        if s is None:
+            out += struct.pack(">ii", 9, -1)
+        else:
+            latin1 = not s.isascii()  # R's LATIN1_MASK (gp bit 2); plain ASCII gets ASCII_MASK (bit 6)
+            raw = s.encode("latin-1" if latin1 else "ascii")
+            out += struct.pack(">ii", 9 | ((1 << 2 if latin1 else 1 << 6) << 12), len(raw)) + raw
+    return out
+
+
+def test_austen_novels_read_from_the_r_package(tmp_path):
+    novels = [["EMMA", "", "By Jane Austen", "", "CHAPTER I", "",
+               "Emma Woodhouse, handsome, clever, and rich, with a comfortable home",
+               "and happy disposition, seemed to unite some of the _best_ blessings.", "", None],
+              ["PERSUASION", "", "Chapter 1", "", "Sir Walter Elliot, of Kellynch Hall, in Somersetshire,",
+               "was a man who, for his own amusement, never took up any book but the Baronetage.", "",
+               "Caf\u00e9 society was not yet known in the village where the family lived so long."]]
+    rdb = b""
+    for i, lines in enumerate(novels):
+        packed = zlib.compress(r_serialized_strings(lines, version=2 + i))
+        rdb += struct.pack(">i", len(packed)) + packed
+    data = tmp_path / "usr/lib/R/site-library/janeaustenr/data"
+    data.mkdir(parents=True)
+    (data / "Rdata.rdb").write_bytes(rdb)
+    assert [v[:1] for v in corpus.r_character_vectors(rdb)] == [["EMMA"], ["PERSUASION"]]
+    paragraphs = list(corpus.extract_austen(tmp_path))
+    assert [p[:10] for p in paragraphs] == ["Emma Woodh", "Sir Walter", "Caf\u00e9 socie"]
+    assert "best blessings" in paragraphs[0]  # _italics_ lose their underscores
+    with pytest.raises(ValueError, match="XDR"):
+        list(corpus.r_character_vectors(struct.pack(">i", 4) + zlib.compress(b"RDA2\n")))
 
 
 def test_html_paragraphs_strip_markup(tmp_path):

