@@ -24,19 +24,24 @@ from traitlets import Integer, Unicode
 NOTICE = "[output removed by the grader: it contained the source of hidden tests]\n"
 
 
-def hidden_lines(cells, begin: str, end: str, shortest: int) -> set[str]:
-    """Stripped lines between the hidden-test markers, at least ``shortest`` characters long."""
-    found = set()
+def lines_between(cells, begin: str, end: str) -> list[str]:
+    """Stripped, non-blank source lines between a ``begin`` and an ``end`` marker line, in order."""
+    lines = []
     for cell in cells:
         inside = False
-        for line in cell.source.split("\n"):
+        for line in cell.source.splitlines():
             if begin in line:
                 inside = True
             elif end in line:
                 inside = False
-            elif inside and len(line.strip()) >= shortest:
-                found.add(line.strip())
-    return found
+            elif inside and line.strip():
+                lines.append(line.strip())
+    return lines
+
+
+def hidden_lines(cells, begin: str, end: str, shortest: int) -> set[str]:
+    """The hidden-test lines worth searching for: at least ``shortest`` characters long."""
+    return {line for line in lines_between(cells, begin, end) if len(line) >= shortest}
 
 
 def _texts(output: NotebookNode) -> list[str]:
@@ -50,7 +55,7 @@ def _texts(output: NotebookNode) -> list[str]:
     return texts
 
 
-def _spellings(text: str) -> list[str]:
+def spellings(text: str) -> list[str]:
     """The text as printed, and as it reads once JSON or HTML escaping is undone."""
     unjson = text.replace('\\"', '"').replace("\\n", "\n").replace("\\\\", "\\")
     return [text, unjson, html.unescape(text), html.unescape(unjson)]
@@ -74,8 +79,8 @@ class RedactHiddenTests(NbGraderPreprocessor):
                 continue
             redacted = []
             for output in cell.get("outputs", []):
-                spellings = [s for t in _texts(output) for s in _spellings(t)]
-                if any(n in s for s in spellings for n in needles):
+                readings = [s for t in _texts(output) for s in spellings(t)]
+                if any(n in s for s in readings for n in needles):
                     self.log.warning("Feedback: removed an output that quotes hidden tests")
                     redacted.append(NotebookNode(output_type="stream", name="stdout", text=NOTICE))
                 else:

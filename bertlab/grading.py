@@ -22,6 +22,8 @@ from pathlib import Path
 
 import nbformat
 
+from bertlab import feedback_redaction
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -148,17 +150,7 @@ def marked_lines(solution: nbformat.NotebookNode, marker: str) -> list[str]:
 
     ``marker`` is ``"HIDDEN TESTS"`` or ``"SOLUTION"``: what must never reach a student.
     """
-    lines, inside = [], False
-    for cell in solution.cells:
-        for line in cell.source.splitlines():
-            if f"### BEGIN {marker}" in line:
-                inside = True
-            elif f"### END {marker}" in line:
-                inside = False
-            elif inside and line.strip():
-                lines.append(line.strip())
-    return lines
-
+    return feedback_redaction.lines_between(solution.cells, f"### BEGIN {marker}", f"### END {marker}")
 
 
 def marked_pairs(solution: nbformat.NotebookNode, marker: str) -> list[str]:

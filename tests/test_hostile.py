@@ -27,6 +27,7 @@ import nbformat
 import pytest
 
 from bertlab import grading
+from bertlab.feedback_redaction import spellings
 
 pytestmark = pytest.mark.slow
 
@@ -224,8 +225,8 @@ def test_feedback_quotes_no_hidden_test(course):
     assert pairs and long_lines
     for student in ("rig-print-solution-file", "print-calling-cell", "honest"):
         text = grading.readable(path / "autograder" / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html")
-        unjson = text.replace('\\"', '"')  # the notebook file prints its lines as JSON strings
-        leaked = [s for s in pairs + long_lines if s in text or s in unjson]
+        readings = spellings(text)  # the notebook file prints its lines as JSON strings
+        leaked = [s for s in pairs + long_lines if any(s in r for r in readings)]
         assert not leaked, f"{student}: feedback shows hidden-test lines {leaked[:3]}"
         assert "HIDDEN TESTS" not in text, f"{student}: feedback shows the hidden-test marker"
     # The leaks really happened: the autograded notebooks (for the instructor only) hold them.
