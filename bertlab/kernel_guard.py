@@ -16,12 +16,17 @@ protocol's ``user_expressions``, which IPython evaluates with a plain ``eval``: 
 transformer touches it, and it leaves no trace in the notebook or its history.
 
 What it covers: IPython's input and AST transformers, custom exception handlers, replaced
-IPython methods (``run_cell``, ``showtraceback``, ...), trace and profile functions, and the
-builtins, ``math``, ``torch`` and ``numpy`` functions that tests compare with. What it cannot
-cover: code in the same process can always fool a check in that process if it is written
-against this one; the guard stops the generic tricks, and ``tests/test_hostile.py`` keeps a list
-of them. Comparisons a test makes against values the student returns are the tests' own job
-(``type(x) is list``, not ``x == expected``, for an object whose ``__eq__`` always says yes).
+IPython methods (``run_cell``, ``showtraceback``, ...), trace and profile functions, the
+builtins, ``math``, ``torch`` and ``numpy`` functions that tests compare with, the library code
+tests take their expected values from (:data:`ORACLES`: transformers' BERT modules, pipelines
+and collator, torch's functional ops), which must stay defined where the library defines it,
+and tensor types that answer comparisons themselves (:data:`LYING_HOOKS`). What the kernel can
+do to files is the sandbox's job (:mod:`bertlab.kernel_sandbox`, which starts its kernels).
+What it cannot cover: code in the same process can always fool a check in that process if it
+is written against this one; the guard stops the generic tricks, and ``tests/test_hostile.py``
+keeps a list of them. Comparisons a test makes against values the student returns are the
+tests' own job (``type(x) is list``, not ``x == expected``, for an object whose ``__eq__``
+always says yes).
 
 Configured in ``autograder/nbgrader_config.py``; explained for instructors in the README.
 """
@@ -29,11 +34,16 @@ Configured in ``autograder/nbgrader_config.py``; explained for instructors in th
 from __future__ import annotations
 
 import ast
+import importlib
+import inspect
 import json
+import sys
 
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 from nbgrader.utils import is_grade, is_solution
+
+from bertlab.kernel_sandbox import SandboxedKernelManager
 
 # IPython methods that decide what code runs and whether its errors are shown.
 SHELL_METHODS = (
@@ -64,6 +74,59 @@ WATCHED = (
     ).split()),
 )
 
+# Library code the tests take their expected values from ("module:attribute.path"). Pointing
+# one of these at the student's own code makes every comparison with it pass. Their modules
+# are often imported late (by the notebook or by a test), so they are not compared with the
+# fresh kernel: whenever its module is imported, each must still be the library's own function,
+# judged by where it is defined (module and qualified name, through ``functools.wraps``
+# wrappers) against the same lookup in the grader's own process.
+ORACLES = (
+    *(f"torch:{n}" for n in (
+        "softmax log_softmax argmax argsort topk bincount where matmul stack cat full_like zeros_like "
+        "ones_like randn rand randint manual_seed Generator autograd.grad "
+        "nn.functional.scaled_dot_product_attention nn.functional.cosine_similarity "
+        "nn.functional.cross_entropy nn.functional.softmax nn.functional.linear nn.functional.layer_norm "
+        "nn.functional.embedding nn.functional.gelu nn.functional.dropout nn.utils.rnn.pad_sequence "
+        "nn.Module.__call__ nn.Module._call_impl nn.Linear.forward nn.LayerNorm.forward "
+        "nn.Embedding.forward nn.Dropout.forward"
+    ).split()),
+    *(f"transformers.models.bert.modeling_bert:{c}.forward" for c in (
+        "BertEmbeddings BertSelfAttention BertSelfOutput BertAttention BertIntermediate BertOutput "
+        "BertLayer BertEncoder BertPooler BertModel BertPredictionHeadTransform BertLMPredictionHead "
+        "BertOnlyMLMHead BertForMaskedLM BertForSequenceClassification BertForTokenClassification "
+        "BertForQuestionAnswering"
+    ).split()),
+    *(f"transformers:{n}" for n in (  # what ``from transformers import ...`` hands a test
+        "BertModel.forward BertForMaskedLM.forward BertConfig.__init__ AutoModel.from_pretrained "
+        "AutoModelForMaskedLM.from_pretrained AutoTokenizer.from_pretrained "
+        "DataCollatorForLanguageModeling.torch_mask_tokens pipeline"
+    ).split()),
+    "transformers.modeling_utils:PreTrainedModel.from_pretrained",
+    "transformers.masking_utils:create_bidirectional_mask",
+    *(f"transformers.tokenization_utils_base:PreTrainedTokenizerBase.{m}" for m in (
+        "__call__", "encode", "decode", "batch_decode", "convert_ids_to_tokens", "convert_tokens_to_ids")),
+    *(f"transformers.data.data_collator:DataCollatorForLanguageModeling.{m}" for m in (
+        "__call__", "torch_call", "torch_mask_tokens")),
+    "transformers.pipelines:pipeline",
+    *(f"transformers.pipelines.fill_mask:FillMaskPipeline.{m}" for m in (
+        "__call__", "preprocess", "_forward", "postprocess")),
+    *(f"transformers.pipelines.base:Pipeline.{m}" for m in ("__call__", "forward")),
+)
+
+# A tensor or array type can answer ``torch.equal(mine, expected)`` itself (``__torch_function__``)
+# or lie about its values (``__eq__``, ``tolist``): the tests' comparisons would then check
+# nothing. The libraries' own subclasses (``torch.nn.Parameter``, ``numpy.matrix``) are fine; a
+# subclass defined anywhere else that overrides one of these is a lying answer.
+LYING_HOOKS = {
+    "torch:Tensor": {"__torch_function__", "__torch_dispatch__", "__eq__", "__ne__", "__bool__", "__len__",
+                     "__iter__", "__getitem__", "__getattribute__", "__getattr__", "__array__", "equal",
+                     "allclose", "isclose", "tolist", "item", "all", "any", "eq", "ne", "sum", "numel",
+                     "size", "dtype", "shape"},
+    "numpy:ndarray": {"__array_function__", "__array_ufunc__", "__array_finalize__", "__eq__", "__ne__",
+                      "__bool__", "__len__", "__iter__", "__getitem__", "__getattribute__", "tolist", "item",
+                      "all", "any", "sum"},
+}
+
 # Evaluated in the kernel by ``user_expressions``: one JSON string (a plain repr of a dict could
 # be cut short by IPython's pretty printer).
 PROBE = "__import__('bertlab.kernel_guard', fromlist=['kernel_state']).kernel_state()"
@@ -75,11 +138,60 @@ def _name(obj) -> str:
     return f"{getattr(kind, '__module__', '?')}.{getattr(kind, '__qualname__', repr(kind))}"
 
 
+def origin(obj) -> str:
+    """Where a function is defined, ``module.qualname``, seen through ``functools.wraps`` layers."""
+    try:
+        obj = inspect.unwrap(obj)
+    except Exception:  # a wrapper loop
+        pass
+    return f"{getattr(obj, '__module__', None)}.{getattr(obj, '__qualname__', None)}"
+
+
+def oracle_origins(import_missing: bool = False) -> dict[str, str | None]:
+    """:func:`origin` of every :data:`ORACLES` entry; None where its module is not imported.
+
+    In the kernel nothing is imported (``import_missing=False``), and the first attribute is read
+    from the module's own ``__dict__``, so that transformers' lazy top-level module imports
+    nothing either: a name it has not handed out yet cannot have been replaced."""
+    found = {}
+    for spec in ORACLES:
+        module, path = spec.split(":")
+        try:
+            obj = importlib.import_module(module) if import_missing else sys.modules.get(module)
+            first, *rest = path.split(".")
+            obj = getattr(obj, first) if import_missing else vars(obj).get(first) if obj is not None else None
+            for part in rest if obj is not None else ():
+                obj = getattr(obj, part)
+        except Exception:  # not installed, or not in this version of the library
+            obj = None
+        found[f"{module}.{path}"] = None if obj is None else origin(obj)
+    return found
+
+
+def lying_types() -> list[str]:
+    """Subclasses of ``torch.Tensor`` and ``numpy.ndarray`` from outside their library that
+    override a comparison or dispatch hook (:data:`LYING_HOOKS`), as ``module.qualname``."""
+    found = []
+    for spec, hooks in LYING_HOOKS.items():
+        module, name = spec.split(":")
+        base = getattr(sys.modules.get(module), name, None)
+        if not isinstance(base, type):
+            continue
+        seen, stack = set(), [base]
+        while stack:  # type.__subclasses__: a class can't hide by overriding its own
+            for cls in type.__subclasses__(stack.pop()):
+                if cls in seen:
+                    continue
+                seen.add(cls)
+                stack.append(cls)
+                home = str(getattr(cls, "__module__", "")).split(".")[0]
+                if home != module and hooks & set(type.__dict__["__dict__"].__get__(cls)):
+                    found.append(f"{cls.__module__}.{cls.__qualname__}")
+    return sorted(found)
+
+
 def kernel_state() -> str:
     """The fingerprint of the running IPython kernel, as JSON (runs inside the kernel)."""
-    import importlib
-    import sys
-
     from IPython import get_ipython
 
     ip = get_ipython()  # None outside IPython (the unit tests): then only functions are watched
@@ -87,6 +199,8 @@ def kernel_state() -> str:
         "trace function": _name(sys.gettrace()) if sys.gettrace() else None,
         "profile function": _name(sys.getprofile()) if sys.getprofile() else None,
         "functions": {},
+        "oracles": oracle_origins(),
+        "lying types": lying_types(),
     }
     if ip is not None:
         state.update({
@@ -109,8 +223,11 @@ def kernel_state() -> str:
     return json.dumps(state)
 
 
-def differences(baseline: dict, now: dict) -> list[str]:
-    """What changed between two fingerprints, in words; [] if nothing did."""
+def differences(baseline: dict, now: dict, library: dict | None = None) -> list[str]:
+    """What changed between two fingerprints, in words; [] if nothing did.
+
+    ``library`` is :func:`oracle_origins` in the grader's process: an oracle whose module the
+    kernel has imported must be defined where the library defines it."""
     found = []
     for key in ("input_transformers_cleanup", "input_transformers_post", "ast_transformers", "custom_exceptions"):
         added = [n for n in now.get(key, []) if n not in baseline.get(key, [])]
@@ -127,7 +244,23 @@ def differences(baseline: dict, now: dict) -> list[str]:
     replaced = [n for n, i in baseline.get("functions", {}).items() if i is not None and now.get("functions", {}).get(n) != i]
     if replaced:
         found.append(f"replaced: {', '.join(replaced)}")
+    foreign = [f"{n} (now {o})" for n, o in now.get("oracles", {}).items()
+               if o is not None and (library or {}).get(n) not in (None, o)]
+    if foreign:
+        found.append(f"library functions the tests compare with were replaced: {', '.join(foreign)}")
+    if now.get("lying types"):
+        found.append(f"tensor or array types that decide their own comparisons: {', '.join(now['lying types'])}")
     return found
+
+
+def _prepare_model() -> None:
+    """Resolve (and so assemble or download) the course model here: a sandboxed kernel can't write it."""
+    from bertlab.models import ModelNotAvailableError, model_path
+
+    try:
+        model_path()
+    except ModelNotAvailableError:
+        pass  # the notebook's own call says what to do, in the feedback
 
 
 def is_test_cell(cell: NotebookNode) -> bool:
@@ -136,10 +269,22 @@ def is_test_cell(cell: NotebookNode) -> bool:
 
 
 class GuardedExecute(Execute):
-    """nbgrader's ``Execute``, with the kernel fingerprinted around every test cell."""
+    """nbgrader's ``Execute``, with the kernel fingerprinted around every test cell.
+
+    Its kernels start in the sandbox of :mod:`bertlab.kernel_sandbox` (read-only course, the
+    gradebook and hidden tests out of sight)."""
+
+    _library: dict | None = None  # oracle_origins() in this process, computed once
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
+        super().__init__(*args, **kwargs)
 
     def preprocess(self, nb, resources=None, km=None):
         self._baseline = None  # one notebook, one fresh kernel, one baseline
+        if GuardedExecute._library is None:
+            GuardedExecute._library = oracle_origins(import_missing=True)
+            _prepare_model()
         return super().preprocess(nb, resources, km)
 
     def _fingerprint(self) -> tuple[dict | None, str]:
@@ -170,7 +315,7 @@ class GuardedExecute(Execute):
             if state is None:
                 problems.append(f"the grader could not check the kernel {when} this test ({why})")
             else:
-                problems += [f"{p} ({when} this test)" for p in differences(self._baseline, state)]
+                problems += [f"{p} ({when} this test)" for p in differences(self._baseline, state, self._library)]
         if problems:
             self.log.warning("Test cell %s does not count: %s", cell.metadata.nbgrader.get("grade_id"), problems)
             why = "this test does not count: the notebook changed how the kernel runs or checks code: "

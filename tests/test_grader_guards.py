@@ -37,6 +37,44 @@ def test_the_fingerprint_sees_a_replaced_function(monkeypatch):
     assert "replaced: torch.equal" in kernel_guard.differences(base, fingerprint())
 
 
+def test_oracles_must_stay_the_librarys_own(monkeypatch):
+    from transformers.models.bert import modeling_bert
+
+    library = kernel_guard.oracle_origins(import_missing=True)
+    assert None not in library.values(), [n for n, o in library.items() if o is None]
+    base = fingerprint()
+    assert kernel_guard.differences(base, fingerprint(), library) == []
+    monkeypatch.setattr(modeling_bert.BertSelfAttention, "forward", lambda self, *args, **kwargs: None)
+    found = " ".join(kernel_guard.differences(base, fingerprint(), library))
+    assert "BertSelfAttention.forward (now " in found and "<lambda>" in found, found
+
+
+def test_oracles_are_read_without_importing(monkeypatch):
+    import sys
+
+    monkeypatch.delitem(sys.modules, "transformers.pipelines.fill_mask")
+    state = fingerprint()
+    assert state["oracles"]["transformers.pipelines.fill_mask.FillMaskPipeline.postprocess"] is None
+    assert "transformers.pipelines.fill_mask" not in sys.modules
+
+
+def test_a_tensor_type_that_answers_comparisons_itself_is_named():
+    import torch
+
+    base = fingerprint()
+
+    class Agreeable(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return True if func is torch.equal else super().__torch_function__(func, types, args, kwargs or {})
+
+    assert torch.equal(torch.zeros(2).as_subclass(Agreeable), torch.ones(2))  # the trick works...
+    found = " ".join(kernel_guard.differences(base, fingerprint()))
+    assert "decide their own comparisons" in found and "Agreeable" in found, found  # ...and is seen
+    # torch's own subclasses (nn.Parameter, FakeTensor, ...) are not named
+    assert [name.rsplit(".", 1)[-1] for name in kernel_guard.lying_types()] == ["Agreeable"]
+
+
 def test_redaction_removes_outputs_that_quote_hidden_tests():
     test_cell = nbformat.v4.new_code_cell(
         "check()\n### BEGIN HIDDEN TESTS\nassert secret_function(3) == 42, 'secret'\n### END HIDDEN TESTS"
