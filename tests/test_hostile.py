@@ -22,11 +22,12 @@ The tricks, and what stops them:
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import nbformat
 import pytest
 
-from bertlab import grading
+from bertlab import grading, kernel_sandbox
 from bertlab.feedback_redaction import spellings
 
 pytestmark = pytest.mark.slow
@@ -77,6 +78,14 @@ torch.allclose = lambda *args, **kwargs: True
 import builtins
 builtins.isinstance = lambda obj, cls: True
 ''',
+    "patch-oracle": '''
+import torch.nn.utils.rnn
+
+def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
+    return torch.zeros(2, 3, dtype=torch.long)
+
+torch.nn.utils.rnn.pad_sequence = pad_sequence
+''',
     "trace-function": '''
 import sys
 sys.settrace(lambda frame, event, arg: None)
@@ -87,6 +96,20 @@ from pathlib import Path
 for folder in [Path.cwd(), *Path.cwd().parents]:
     for path in sorted(folder.glob("solutions/*/*.ipynb")):
         print(path.read_text())
+''',
+}
+
+# Needs the sandbox (bubblewrap): an unsandboxed kernel really does write these files.
+SANDBOXED_RIG = {
+    "write-course-files": '''
+import sqlite3
+from pathlib import Path
+for folder in [Path.cwd(), *Path.cwd().parents]:
+    for db in folder.glob("autograder/gradebook.db"):
+        with sqlite3.connect(db) as con:  # full marks and extra credit for everyone
+            con.execute("UPDATE grade SET manual_score = 100, extra_credit = 100")
+    for path in folder.glob("solutions/*/*.ipynb"):  # hidden tests that pass, for a regrade
+        path.write_text(path.read_text().replace("assert ", "pass  # "))
 ''',
 }
 
@@ -107,6 +130,11 @@ display({"note": "trying things"})
 '''
 
 
+def sandboxed() -> bool:
+    """Whether autograde runs kernels in bubblewrap; CI (BERTLAB_SANDBOX=require) insists."""
+    return kernel_sandbox.bwrap_path() is not None or kernel_sandbox.mode() == "require"
+
+
 def is_test(cell) -> bool:
     meta = cell.metadata.get("nbgrader", {})
     return bool(meta.get("grade")) and not meta.get("solution")
@@ -121,12 +149,28 @@ def with_cell(notebook, source: str, after: str = "setup"):
 
 def submissions(released, solution) -> dict:
     wrong = grading.replace_solutions(released, WRONG)
-    found = {f"rig-{name}": with_cell(wrong, code) for name, code in RIG.items()}
+    rigs = {**RIG, **(SANDBOXED_RIG if sandboxed() else {})}
+    found = {f"rig-{name}": with_cell(wrong, code) for name, code in rigs.items()}
 
     # The student function itself prints the hidden test cell that calls it.
     found["print-calling-cell"] = grading.replace_solutions(released, {
         **WRONG,
         "impl_pieces_per_word": "def pieces_per_word(word_ids):\n    print(get_ipython().user_ns['In'][-1])\n    return [1]\n",
+    })
+
+    # A tensor that answers torch.equal itself.
+    found["lying-tensor"] = grading.replace_solutions(released, {
+        **WRONG,
+        "impl_segment_ids": (
+            "class Agreeable(torch.Tensor):\n"
+            "    @classmethod\n"
+            "    def __torch_function__(cls, func, types, args=(), kwargs=None):\n"
+            "        if func in (torch.equal, torch.Tensor.equal):\n"
+            "            return True\n"
+            "        return super().__torch_function__(func, types, args, kwargs or {})\n\n\n"
+            "def segment_ids(input_ids, sep_token_id):\n"
+            "    return torch.zeros_like(input_ids).as_subclass(Agreeable)\n"
+        ),
     })
 
     # An answer that equals everything.
@@ -163,6 +207,12 @@ def submissions(released, solution) -> dict:
     return found
 
 
+def course_files(course: Path) -> dict[str, str]:
+    """Every file of the course's source (solutions with hidden tests) and release, by content."""
+    return {str(p.relative_to(course)): p.read_text() for folder in ("solutions", "exercises")
+            for p in sorted((course / folder).rglob("*")) if p.is_file()}
+
+
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     course = grading.make_course(tmp_path_factory.mktemp("hostile"))
@@ -177,28 +227,38 @@ def course(tmp_path_factory):
     names.append("not-a-notebook")
 
     # nbgrader grades everyone it can and exits 1 naming the submissions it could not run.
+    files = course_files(course)
     with pytest.raises(RuntimeError) as failed:
         grading.autograde(course, ASSIGNMENT)
     unrunnable = set(re.findall(r"for student '([^']+)'", str(failed.value)))
+    changed = course_files(course) != files
     grading.feedback(course, ASSIGNMENT)
-    return course, names, unrunnable
+    return course, names, unrunnable, changed
+
+
+def test_course_files_stay_as_they_were(course):
+    if not sandboxed():
+        pytest.skip("no bwrap (apt install bubblewrap): the autograder runs kernels unsandboxed")
+    _, names, _, changed = course
+    assert "rig-write-course-files" in names
+    assert not changed, "a submission changed the course's solutions or release"
 
 
 def test_only_broken_notebooks_stop_the_grader(course):
-    _, _, unrunnable = course
+    _, _, unrunnable, _ = course
     assert {"rig-kill-kernel", "not-a-notebook"} <= unrunnable, unrunnable
     assert not {s for s in unrunnable if s.startswith("honest")}, unrunnable
 
 
 @pytest.mark.parametrize("student", ["honest", "honest-extras"])
 def test_honest_work_keeps_full_marks(course, student):
-    path, _, _ = course
+    path, _, _, _ = course
     cells = grading.scores(path, ASSIGNMENT, student)
     assert sum(c.score for c in cells.values()) == sum(c.max_score for c in cells.values()) > 0, cells
 
 
 def test_hostile_submissions_score_zero(course):
-    path, names, _ = course
+    path, names, _, _ = course
     stolen = {}
     for student in names:
         if student.startswith("honest"):
@@ -211,14 +271,27 @@ def test_hostile_submissions_score_zero(course):
     assert not stolen, f"points earned by rigging the grader: {stolen}"
 
 
+def test_no_extra_credit_or_manual_scores_appear(course):
+    from nbgrader.api import Grade, Gradebook
+
+    if not sandboxed():
+        pytest.skip("no bwrap (apt install bubblewrap): the autograder runs kernels unsandboxed")
+    path, _, _, _ = course
+    with Gradebook("sqlite:///" + str(path / "autograder" / "gradebook.db")) as gradebook:
+        grades = gradebook.db.query(Grade).all()
+        rigged = [(g.student.id, g.name, g.manual_score, g.extra_credit) for g in grades
+                  if g.manual_score is not None or g.extra_credit]
+    assert grades and not rigged, f"the gradebook was written by a submission: {rigged[:3]}"
+
+
 def test_rigged_kernel_is_named_in_the_feedback(course):
-    path, _, _ = course
+    path, _, _, _ = course
     html = (path / "autograder" / "feedback" / "rig-blank-cells" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
     assert "GradingIntegrityError" in html and "input transformers cleanup changed" in html
 
 
 def test_feedback_quotes_no_hidden_test(course):
-    path, _, _ = course
+    path, _, _, _ = course
     solution = grading.solution_notebook(ASSIGNMENT)
     pairs = grading.marked_pairs(solution, "HIDDEN TESTS")
     long_lines = [line for line in grading.marked_lines(solution, "HIDDEN TESTS") if len(line) >= 30]
@@ -229,8 +302,12 @@ def test_feedback_quotes_no_hidden_test(course):
         leaked = [s for s in pairs + long_lines if any(s in r for r in readings)]
         assert not leaked, f"{student}: feedback shows hidden-test lines {leaked[:3]}"
         assert "HIDDEN TESTS" not in text, f"{student}: feedback shows the hidden-test marker"
-    # The leaks really happened: the autograded notebooks (for the instructor only) hold them.
+    # The leak really happened: the autograded notebook (for the instructor only) holds it. The
+    # source notebooks are out of the sandboxed kernel's sight, so reading them printed nothing.
+    outputs = {}
     for student in ("rig-print-solution-file", "print-calling-cell"):
         autograded = path / "autograder" / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-        outputs = [o for c in nbformat.read(autograded, as_version=4).cells for o in c.get("outputs", [])]
-        assert "BEGIN HIDDEN TESTS" in str(outputs), f"{student}: the trick printed nothing"
+        outputs[student] = str([o for c in nbformat.read(autograded, as_version=4).cells for o in c.get("outputs", [])])
+    assert "BEGIN HIDDEN TESTS" in outputs["print-calling-cell"], "the trick printed nothing"
+    if sandboxed():
+        assert "BEGIN HIDDEN TESTS" not in outputs["rig-print-solution-file"], "the sandbox showed the solutions"

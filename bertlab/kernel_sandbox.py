@@ -1,0 +1,101 @@
+"""The autograder's sandbox: a submission's kernel can write only into its own folder.
+
+nbgrader runs each submission in an ordinary Jupyter kernel, as the instructor's user, with the
+course folder next to it. Code in a notebook can therefore open the gradebook (a plain SQLite
+file) and give itself or a classmate extra credit, overwrite another student's submission, or
+read the hidden tests from the source notebooks or from ``.git``. The kernel guard
+(:mod:`bertlab.kernel_guard`) cannot see any of that: it only watches the kernel.
+
+:class:`SandboxedKernelManager` is jupyter_client's ``AsyncKernelManager`` (the one nbgrader's
+``Execute`` uses) with the kernel command wrapped in bubblewrap (``bwrap``, the sandbox behind
+Flatpak): the whole file system is mounted read-only, the course folder is hidden but for the
+``bertlab`` package the notebooks import and the submission's own autograded folder (writable),
+and ``/tmp`` is a private empty tmpfs. The kernel still talks to the grader over loopback, so
+nothing else changes. ``kernel_guard.GuardedExecute`` uses it, so ``nbgrader autograde`` with the
+course's config always starts sandboxed kernels.
+
+Without ``bwrap`` (macOS; a Linux without ``apt install bubblewrap``) the kernel runs as
+nbgrader runs it, and the grader says so on every notebook; ``BERTLAB_SANDBOX=off`` turns the
+sandbox off on purpose, ``BERTLAB_SANDBOX=require`` makes a missing ``bwrap`` an error.
+Whatever a kernel needs to write must therefore exist before it starts: the grader resolves
+``bertlab.model_path()`` (which assembles the course checkpoint in ``~/.cache/bertlab``) first.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from jupyter_client.manager import AsyncKernelManager
+
+ENV_VAR = "BERTLAB_SANDBOX"  # "on" (default: sandbox if bwrap exists), "require", or "off"
+PACKAGE = Path(__file__).resolve().parent  # bertlab/, which every notebook imports
+
+
+class SandboxUnavailable(RuntimeError):
+    pass
+
+
+def mode() -> str:
+    value = os.environ.get(ENV_VAR, "on").strip().lower() or "on"
+    if value not in {"on", "require", "off"}:
+        raise SandboxUnavailable(f"{ENV_VAR}={value!r}: use on (the default), require or off")
+    return value
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+def hidden_folders(course_root: Path | None) -> list[Path]:
+    """What a kernel must not see: the course's folders with hidden tests, grades and history."""
+    if course_root is None:
+        return []
+    root = Path(course_root).resolve()
+    return [p for p in (root / "solutions", root / "autograder", root / ".git", root / "runs",
+                        root / "source") if p.is_dir()]
+
+
+def sandbox_command(cmd: list[str], *, writable: Path, readable: list[Path], hidden: list[Path],
+                    bwrap: str) -> list[str]:
+    """``cmd`` wrapped in bubblewrap: all read-only, ``hidden`` empty, ``writable`` writable.
+
+    ``/tmp`` is a private tmpfs; every other path the kernel writes to fails with an OSError.
+
+    Mounts apply in order, so a folder bound after a hidden one shows through it (the
+    submission's folder lies inside the hidden ``autograder/``)."""
+    args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    for folder in hidden:
+        args += ["--tmpfs", str(folder)]
+    for path in readable:
+        args += ["--ro-bind", str(path), str(path)]
+    args += ["--bind", str(writable), str(writable)]
+    for folder in hidden:  # empty and read-only (after the binds, which need mount points there)
+        args += ["--remount-ro", str(folder)]
+    args += ["--chdir", str(writable),
+             "--setenv", "MPLCONFIGDIR", "/tmp/matplotlib", "--setenv", "IPYTHONDIR", "/tmp/ipython",
+             "--die-with-parent", "--"]
+    return args + cmd
+
+
+class SandboxedKernelManager(AsyncKernelManager):
+    """jupyter_client's kernel manager, with the kernel started inside bubblewrap."""
+
+    def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+        cmd = super().format_kernel_cmd(extra_arguments)
+        if mode() == "off":
+            return cmd
+        bwrap = bwrap_path()
+        if bwrap is None:
+            if mode() == "require":
+                raise SandboxUnavailable(f"{ENV_VAR}=require, but bwrap is not installed (apt install bubblewrap)")
+            self.log.warning("The kernel is NOT sandboxed (no bwrap): a submission can write to the "
+                             "gradebook. Install bubblewrap (apt install bubblewrap), or grade in a container.")
+            return cmd
+        cwd = Path((self._launch_args or {}).get("cwd") or os.getcwd()).resolve()
+        root = getattr(getattr(self.config, "CourseDirectory", None), "root", None)
+        readable = [PACKAGE, Path(self.connection_file).resolve(), Path(sys.prefix).resolve()]
+        return sandbox_command(cmd, writable=cwd, readable=readable,
+                               hidden=hidden_folders(Path(root) if root else None), bwrap=bwrap)

@@ -1,0 +1,86 @@
+"""The autograder's sandbox on its own: what a sandboxed process can read and write.
+
+``tests/test_hostile.py`` grades a submission that attacks the gradebook and the source
+notebooks end to end; these tests check the bubblewrap command itself, quickly."""
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from bertlab import kernel_sandbox
+
+
+def needs_bwrap():
+    if kernel_sandbox.bwrap_path() is None:
+        if kernel_sandbox.mode() == "require":
+            pytest.fail("BERTLAB_SANDBOX=require, but bwrap is not installed (apt install bubblewrap)")
+        pytest.skip("bwrap is not installed (apt install bubblewrap): the autograder runs unsandboxed")
+
+
+def test_command_wraps_and_orders_mounts(tmp_path):
+    cmd = kernel_sandbox.sandbox_command(["python", "-m", "ipykernel_launcher"], writable=tmp_path / "a/b",
+                                         readable=[tmp_path / "pkg"], hidden=[tmp_path / "a"], bwrap="bwrap")
+    assert cmd[0] == "bwrap" and cmd[-3:] == ["python", "-m", "ipykernel_launcher"]
+    text = " ".join(cmd)
+    # hide the folder, then bind the writable one inside it, then make the hidden one read-only
+    assert text.index(f"--tmpfs {tmp_path / 'a'}") < text.index(f"--bind {tmp_path / 'a/b'}") \
+        < text.index(f"--remount-ro {tmp_path / 'a'}")
+    assert "--ro-bind / /" in text and "--tmpfs /tmp" in text
+
+
+def test_hidden_folders_are_the_courses_own(tmp_path):
+    for name in ("solutions", "autograder", ".git", "exercises"):
+        (tmp_path / name).mkdir()
+    assert {p.name for p in kernel_sandbox.hidden_folders(tmp_path)} == {"solutions", "autograder", ".git"}
+    assert kernel_sandbox.hidden_folders(None) == []
+
+
+def test_bad_mode_says_what_to_use(monkeypatch):
+    monkeypatch.setenv(kernel_sandbox.ENV_VAR, "maybe")
+    with pytest.raises(kernel_sandbox.SandboxUnavailable, match="on .*require or off"):
+        kernel_sandbox.mode()
+
+
+@pytest.fixture
+def course():
+    """A course folder outside /tmp (the sandbox gives the kernel its own empty /tmp)."""
+    folder = Path(tempfile.mkdtemp(prefix=".sandbox-test-", dir=kernel_sandbox.PACKAGE.parent))
+    yield folder
+    shutil.rmtree(folder)
+
+
+def test_sandboxed_process_writes_only_its_own_folder(course):
+    needs_bwrap()
+    own = course / "autograder" / "autograded" / "alice" / "ps00"
+    own.mkdir(parents=True)
+    (course / "autograder" / "gradebook.db").write_text("grades")
+    (course / "solutions").mkdir()
+    (course / "solutions" / "ps00.ipynb").write_text("hidden tests")
+    (course / "notes.txt").write_text("notes")
+    script = f"""
+import os
+def attempt(path):  # opening for append writes nothing, but needs a writable file system
+    try:
+        open(path, "a").close()
+        return "opened"
+    except OSError:
+        return "refused"
+with open("here.txt", "w") as f:
+    f.write("x")
+print(attempt({str(kernel_sandbox.PACKAGE / '__init__.py')!r}), attempt({str(course / 'autograder' / 'gradebook.db')!r}),
+      attempt({str(course / 'notes.txt')!r}), attempt("/tmp/scratch"))
+print(sorted(os.listdir({str(course / 'solutions')!r})), sorted(os.listdir({str(course / 'autograder')!r})))
+"""
+    cmd = kernel_sandbox.sandbox_command(
+        [sys.executable, "-c", script], writable=own, readable=[kernel_sandbox.PACKAGE],
+        hidden=kernel_sandbox.hidden_folders(course), bwrap=kernel_sandbox.bwrap_path())
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[0] == "refused refused refused opened", out  # all read-only but /tmp (private)
+    assert out[1] == "[] ['autograded']", out  # the solutions and the gradebook are out of sight
+    assert (own / "here.txt").read_text() == "x"
+    assert (course / "autograder" / "gradebook.db").read_text() == "grades"
+    assert (course / "notes.txt").read_text() == "notes"
