@@ -37,7 +37,8 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 
 # Student code runs with a minimal traceback: a failing hidden test shows its assertion message,
 # never its source (nbgrader#917). Feedback also strips the hidden-test cells' source.
-c.Execute.extra_arguments = ["--InteractiveShell.xmode=Minimal"]
+# (Setting extra_arguments replaces nbgrader's default, which keeps the kernel's history in memory.)
+c.Execute.extra_arguments = ["--InteractiveShell.xmode=Minimal", "--HistoryManager.hist_file=:memory:"]
 c.Execute.timeout = 120
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",

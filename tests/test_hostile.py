@@ -131,8 +131,10 @@ display({"note": "trying things"})
 
 
 def sandboxed() -> bool:
-    """Whether autograde runs kernels in bubblewrap; CI (BERTLAB_SANDBOX=require) insists."""
-    return kernel_sandbox.bwrap_path() is not None or kernel_sandbox.mode() == "require"
+    """Whether autograde runs kernels in bubblewrap; CI (BERTLAB_SANDBOX=require) insists.
+
+    (With the sandbox off, the tests of the submission that writes course files fail: tried.)"""
+    return kernel_sandbox.mode() == "require" or (kernel_sandbox.mode() == "on" and kernel_sandbox.bwrap_path() is not None)
 
 
 def is_test(cell) -> bool:
