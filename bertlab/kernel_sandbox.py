@@ -8,11 +8,12 @@ read the hidden tests from the source notebooks or from ``.git``. The kernel gua
 
 :class:`SandboxedKernelManager` is jupyter_client's ``AsyncKernelManager`` (the one nbgrader's
 ``Execute`` uses) with the kernel command wrapped in bubblewrap (``bwrap``, the sandbox behind
-Flatpak): the whole file system is mounted read-only, the course folder is hidden but for the
-``bertlab`` package the notebooks import and the submission's own autograded folder (writable),
-and ``/tmp`` is a private empty tmpfs. The kernel still talks to the grader over loopback, so
-nothing else changes. ``kernel_guard.GuardedExecute`` uses it, so ``nbgrader autograde`` with the
-course's config always starts sandboxed kernels.
+Flatpak): the whole file system is mounted read-only, the course's folders with hidden tests
+and grades are empty, the submission's own autograded folder is writable, ``/tmp`` is a
+private tmpfs, and in its own PID namespace the kernel cannot see or signal the grader. It
+still talks to the grader over loopback, so nothing else changes.
+``kernel_guard.GuardedExecute`` uses it, so ``nbgrader autograde`` with the course's config
+always starts sandboxed kernels.
 
 Without ``bwrap`` (macOS; a Linux without ``apt install bubblewrap``) the kernel runs as
 nbgrader runs it, and the grader says so on every notebook; ``BERTLAB_SANDBOX=off`` turns the
@@ -32,6 +33,11 @@ from jupyter_client.manager import AsyncKernelManager
 
 ENV_VAR = "BERTLAB_SANDBOX"  # "on" (default: sandbox if bwrap exists), "require", or "off"
 PACKAGE = Path(__file__).resolve().parent  # bertlab/, which every notebook imports
+
+
+IGNORE_SIGINT_THEN_EXEC = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])"
+)
 
 
 class SandboxUnavailable(RuntimeError):
@@ -66,7 +72,11 @@ def sandbox_command(cmd: list[str], *, writable: Path, readable: list[Path], hid
 
     Mounts apply in order, so a folder bound after a hidden one shows through it (the
     submission's folder lies inside the hidden ``autograder/``)."""
-    args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    # Own PID namespace: the kernel can't see or signal the grader (or anything else). ipykernel
+    # would take its new parent (PID 1) for a dead grader and quit: it is not told the grader's
+    # PID; --die-with-parent ends it with bwrap instead.
+    args = [bwrap, "--unshare-pid", "--unsetenv", "JPY_PARENT_PID",
+            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     for folder in hidden:
         args += ["--tmpfs", str(folder)]
     for path in readable:
@@ -77,7 +87,11 @@ def sandbox_command(cmd: list[str], *, writable: Path, readable: list[Path], hid
     args += ["--chdir", str(writable),
              "--setenv", "MPLCONFIGDIR", "/tmp/matplotlib", "--setenv", "IPYTHONDIR", "/tmp/ipython",
              "--die-with-parent", "--"]
-    return args + cmd
+    # jupyter_client interrupts a kernel (nbgrader: a cell past its timeout) with SIGINT to its
+    # process group, which bwrap leads: bwrap itself must ignore it, or it dies and takes the
+    # kernel with it. An ignored signal stays ignored across exec; ipykernel installs its own
+    # SIGINT handler while it runs a cell, so the kernel is still interrupted.
+    return [sys.executable, "-c", IGNORE_SIGINT_THEN_EXEC] + args + cmd
 
 
 class SandboxedKernelManager(AsyncKernelManager):
@@ -95,7 +109,8 @@ class SandboxedKernelManager(AsyncKernelManager):
                              "gradebook. Install bubblewrap (apt install bubblewrap), or grade in a container.")
             return cmd
         cwd = Path((self._launch_args or {}).get("cwd") or os.getcwd()).resolve()
-        root = getattr(getattr(self.config, "CourseDirectory", None), "root", None)
+        course = self.config.CourseDirectory if "CourseDirectory" in self.config else {}
+        root = course["root"] if "root" in course and isinstance(course["root"], str) else None
         readable = [PACKAGE, Path(self.connection_file).resolve(), Path(sys.prefix).resolve()]
         return sandbox_command(cmd, writable=cwd, readable=readable,
                                hidden=hidden_folders(Path(root) if root else None), bwrap=bwrap)

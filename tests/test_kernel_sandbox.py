@@ -24,7 +24,7 @@ def needs_bwrap():
 def test_command_wraps_and_orders_mounts(tmp_path):
     cmd = kernel_sandbox.sandbox_command(["python", "-m", "ipykernel_launcher"], writable=tmp_path / "a/b",
                                          readable=[tmp_path / "pkg"], hidden=[tmp_path / "a"], bwrap="bwrap")
-    assert cmd[0] == "bwrap" and cmd[-3:] == ["python", "-m", "ipykernel_launcher"]
+    assert cmd[3] == "bwrap" and cmd[-3:] == ["python", "-m", "ipykernel_launcher"]
     text = " ".join(cmd)
     # hide the folder, then bind the writable one inside it, then make the hidden one read-only
     assert text.index(f"--tmpfs {tmp_path / 'a'}") < text.index(f"--bind {tmp_path / 'a/b'}") \
@@ -84,3 +84,45 @@ print(sorted(os.listdir({str(course / 'solutions')!r})), sorted(os.listdir({str(
     assert (own / "here.txt").read_text() == "x"
     assert (course / "autograder" / "gradebook.db").read_text() == "grades"
     assert (course / "notes.txt").read_text() == "notes"
+
+
+def test_a_sandboxed_kernel_runs_is_interrupted_and_cannot_signal_the_grader(tmp_path):
+    """A real kernel: nbgrader interrupts a cell past its timeout, and that must not kill it."""
+    needs_bwrap()
+    import asyncio
+    import os
+
+    from traitlets.config import Config
+
+    async def run(kc, code: str) -> str:
+        msg_id, texts = kc.execute(code), []
+        while True:
+            msg = await kc._async_get_iopub_msg(timeout=60)
+            if msg["msg_type"] == "stream":
+                texts.append(msg["content"]["text"])
+            elif msg["msg_type"] == "error":
+                texts.append(msg["content"]["ename"])
+            elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle" \
+                    and msg["parent_header"].get("msg_id") == msg_id:
+                return "".join(texts).strip()
+
+    async def session():
+        km = kernel_sandbox.SandboxedKernelManager(config=Config())
+        await km.start_kernel(cwd=str(tmp_path))
+        kc = km.client()
+        kc.start_channels()
+        try:
+            await kc.wait_for_ready(timeout=120)
+            seen = await run(kc, f"import os\ntry:\n    os.kill({os.getpid()}, 0)\n    print('seen')\n"
+                                 "except ProcessLookupError:\n    print('hidden')")
+            loop = asyncio.ensure_future(run(kc, "while True: pass"))
+            await asyncio.sleep(2)
+            await km.interrupt_kernel()
+            interrupted = await asyncio.wait_for(loop, 60)
+            alive = await run(kc, "print(6 * 7)")
+        finally:
+            kc.stop_channels()
+            await km.shutdown_kernel(now=True)
+        return seen, interrupted, alive
+
+    assert asyncio.run(session()) == ("hidden", "KeyboardInterrupt", "42")
