@@ -15,8 +15,9 @@ still talks to the grader over loopback, so nothing else changes.
 ``kernel_guard.GuardedExecute`` uses it, so ``nbgrader autograde`` with the course's config
 always starts sandboxed kernels.
 
-Without ``bwrap`` (macOS; a Linux without ``apt install bubblewrap``) the kernel runs as
-nbgrader runs it, and the grader says so on every notebook; ``BERTLAB_SANDBOX=off`` turns the
+Without a working ``bwrap`` (macOS; a Linux without ``apt install bubblewrap``; a container
+that forbids user namespaces) the kernel runs as nbgrader runs it, and the grader says so on
+every notebook; ``BERTLAB_SANDBOX=off`` turns the
 sandbox off on purpose, ``BERTLAB_SANDBOX=require`` makes a missing ``bwrap`` an error.
 Whatever a kernel needs to write must therefore exist before it starts: the grader resolves
 ``bertlab.model_path()`` (which assembles the course checkpoint in ``~/.cache/bertlab``) first.
@@ -24,8 +25,10 @@ Whatever a kernel needs to write must therefore exist before it starts: the grad
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -53,6 +56,23 @@ def mode() -> str:
 
 def bwrap_path() -> str | None:
     return shutil.which("bwrap")
+
+
+@functools.lru_cache(maxsize=None)
+def sandbox_problem(bwrap: str) -> str | None:
+    """None if ``bwrap`` can build the sandbox here, else why not (once per process).
+
+    bwrap needs user namespaces: a Docker container under its default seccomp profile, or a
+    kernel that forbids them to unprivileged users, refuses ("No permissions to create new
+    namespace"), and every kernel would die at start."""
+    probe = [bwrap, "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true"]
+    try:
+        done = subprocess.run(probe, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bwrap could not run: {exc}"
+    if done.returncode != 0:
+        return f"bwrap cannot create a sandbox here: {done.stderr.strip() or f'exit status {done.returncode}'}"
+    return None
 
 
 def hidden_folders(course_root: Path | None) -> list[Path]:
@@ -102,11 +122,12 @@ class SandboxedKernelManager(AsyncKernelManager):
         if mode() == "off":
             return cmd
         bwrap = bwrap_path()
-        if bwrap is None:
+        problem = "bwrap is not installed (apt install bubblewrap)" if bwrap is None else sandbox_problem(bwrap)
+        if problem:
             if mode() == "require":
-                raise SandboxUnavailable(f"{ENV_VAR}=require, but bwrap is not installed (apt install bubblewrap)")
-            self.log.warning("The kernel is NOT sandboxed (no bwrap): a submission can write to the "
-                             "gradebook. Install bubblewrap (apt install bubblewrap), or grade in a container.")
+                raise SandboxUnavailable(f"{ENV_VAR}=require, but {problem}")
+            self.log.warning("The kernel is NOT sandboxed (%s): a submission can write to the gradebook. "
+                             "Grade where bubblewrap works, or in a throwaway container.", problem)
             return cmd
         cwd = Path((self._launch_args or {}).get("cwd") or os.getcwd()).resolve()
         course = self.config.CourseDirectory if "CourseDirectory" in self.config else {}

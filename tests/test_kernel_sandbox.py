@@ -53,6 +53,21 @@ def course():
     shutil.rmtree(folder)
 
 
+def test_a_bwrap_that_cannot_sandbox_is_reported(monkeypatch):
+    from traitlets.config import Config
+
+    assert "cannot create a sandbox here" in kernel_sandbox.sandbox_problem("/bin/false")
+    assert "could not run" in kernel_sandbox.sandbox_problem("/nonexistent/bwrap")
+    monkeypatch.setattr(kernel_sandbox, "bwrap_path", lambda: "/bin/false")
+    km = kernel_sandbox.SandboxedKernelManager(config=Config())
+    km._launch_args = {}
+    monkeypatch.setenv(kernel_sandbox.ENV_VAR, "on")  # run unsandboxed, with a warning
+    assert km.format_kernel_cmd()[0] == sys.executable and "bwrap" not in " ".join(km.format_kernel_cmd())
+    monkeypatch.setenv(kernel_sandbox.ENV_VAR, "require")
+    with pytest.raises(kernel_sandbox.SandboxUnavailable, match="require, but bwrap cannot create a sandbox"):
+        km.format_kernel_cmd()
+
+
 def test_sandboxed_process_writes_only_its_own_folder(course):
     needs_bwrap()
     own = course / "autograder" / "autograded" / "alice" / "ps00"
