@@ -79,7 +79,7 @@ def test_sources_table_records_licences(mix):
     assert sum(s.share for s in corpus.MIXES[mix]) == pytest.approx(1.0)
     for s in corpus.MIXES[mix]:
         assert s.package and s.version and s.licence and callable(getattr(corpus, s.extract))
-    assert corpus.SOURCES is corpus.MIXES["v3"]
+    assert corpus.SOURCES is corpus.MIXES["v4"]
     assert {s.registry for s in corpus.MIXES[mix]} <= {"debian", "npm"}
 
 

@@ -17,7 +17,7 @@ text in a private compressed format, and the GCIDE is GPL-licensed: neither is u
 
 Usage::
 
-    python -m bertlab.checkpoint.corpus --mix v3 --out runs/corpus-v3
+    python -m bertlab.checkpoint.corpus --mix v4 --out runs/corpus-v4
 
 writes ``train.txt`` and ``heldout.txt`` (one paragraph per line) and ``manifest.json``.
 """
@@ -105,7 +105,7 @@ SOURCES_V4 = mix({"wordnet": 0.21, "fortunes": 0.13, "fortunes-min": 0.03, "ding
                   "debian-reference": 0.02, "debian-faq": 0.01, "jargon": 0.02})
 
 MIXES = {"v1": SOURCES_V1, "v2": SOURCES_V2, "v3": SOURCES_V3, "v4": SOURCES_V4}
-DEFAULT_MIX = "v3"
+DEFAULT_MIX = "v4"
 SOURCES = MIXES[DEFAULT_MIX]
 SOTU_SINCE = 1900  # older addresses read like 19th-century official prose
 

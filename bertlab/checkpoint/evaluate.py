@@ -7,10 +7,10 @@
 - :func:`measure_load`: cold load (``BertForMaskedLM.from_pretrained``) plus one forward pass
   on a 2 x 16 batch, in a fresh subprocess, with its wall time and peak RSS.
 
-    python -m bertlab.checkpoint.evaluate [--model PATH|base] [--corpus runs/corpus-v3 ...] [--json OUT]
+    python -m bertlab.checkpoint.evaluate [--model PATH|base] [--corpus runs/corpus-v4 ...] [--json OUT]
 
 With several ``--corpus``, the first is the headline ("heldout") and every one is reported in
-"heldout_sets" (the shipped run was trained in three stages, on mixes v1, v2 and v3 of the
+"heldout_sets" (the shipped run was trained in four stages, on mixes v1, v2, v3 and v4 of the
 corpus). The JSON leaves out the model's path, which is this machine's.
 
 ``--model`` defaults to the embedded checkpoint; ``base`` is the starting point: MiniLM with
@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default=None, help="HF folder, 'base', or omitted for the embedded checkpoint")
     ap.add_argument("--corpus", type=Path, action="append", default=None,
-                    help="built corpus whose heldout.txt to score (repeatable; default runs/corpus-v3)")
+                    help="built corpus whose heldout.txt to score (repeatable; default runs/corpus-v4)")
     ap.add_argument("--run", type=Path, default=Path("runs/train"), help="for 'base': reuse its tokenized corpus")
     ap.add_argument("--eval-seqs", type=int, default=0, help="held-out rows to use (0: all)")
     ap.add_argument("--no-load", action="store_true", help="skip the cold-load measurement")
@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = ap.parse_args(argv)
     torch.set_num_threads(2)
     torch.manual_seed(0)
-    corpora = args.corpus or [Path("runs/corpus-v3")]
+    corpora = args.corpus or [Path("runs/corpus-v4")]
     model, tokenizer, path = load_model(args.model, corpora[0], args.run)
     result = {"model": args.model or "embedded", "path": path}
     sets = []
