@@ -47,8 +47,9 @@ def test_bad_mode_says_what_to_use(monkeypatch):
 
 @pytest.fixture
 def course():
-    """A course folder outside /tmp (the sandbox gives the kernel its own empty /tmp)."""
-    folder = Path(tempfile.mkdtemp(prefix=".sandbox-test-", dir=kernel_sandbox.PACKAGE.parent))
+    """A course folder outside /tmp (the sandbox gives the kernel its own empty /tmp; the
+    repository itself may be a clone in /tmp)."""
+    folder = Path(tempfile.mkdtemp(prefix=".bertlab-sandbox-test-", dir=Path.home()))
     yield folder
     shutil.rmtree(folder)
 
@@ -91,7 +92,7 @@ print(attempt({str(kernel_sandbox.PACKAGE / '__init__.py')!r}), attempt({str(cou
 print(sorted(os.listdir({str(course / 'solutions')!r})), sorted(os.listdir({str(course / 'autograder')!r})))
 """
     cmd = kernel_sandbox.sandbox_command(
-        [sys.executable, "-c", script], writable=own, readable=[kernel_sandbox.PACKAGE],
+        [sys.executable, "-c", script], writable=own, readable=[kernel_sandbox.PACKAGE, Path(sys.prefix).resolve()],
         hidden=kernel_sandbox.hidden_folders(course), bwrap=kernel_sandbox.bwrap_path())
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.split("\n")
     assert out[0] == "refused refused refused opened", out  # all read-only but /tmp (private)
