@@ -15,10 +15,12 @@ from bertlab import kernel_sandbox
 
 
 def needs_bwrap():
-    if kernel_sandbox.bwrap_path() is None:
+    bwrap = kernel_sandbox.bwrap_path()
+    problem = "bwrap is not installed (apt install bubblewrap)" if bwrap is None else kernel_sandbox.sandbox_problem(bwrap)
+    if problem:
         if kernel_sandbox.mode() == "require":
-            pytest.fail("BERTLAB_SANDBOX=require, but bwrap is not installed (apt install bubblewrap)")
-        pytest.skip("bwrap is not installed (apt install bubblewrap): the autograder runs unsandboxed")
+            pytest.fail(f"BERTLAB_SANDBOX=require, but {problem}")
+        pytest.skip(f"{problem}: the autograder runs unsandboxed here")
 
 
 def test_command_wraps_and_orders_mounts(tmp_path):
