@@ -75,6 +75,12 @@ def sandbox_problem(bwrap: str) -> str | None:
     return None
 
 
+def why_unavailable() -> str | None:
+    """None if kernels can be sandboxed here, else why not (no bwrap, or a bwrap that can't)."""
+    bwrap = bwrap_path()
+    return "bwrap is not installed (apt install bubblewrap)" if bwrap is None else sandbox_problem(bwrap)
+
+
 def hidden_folders(course_root: Path | None) -> list[Path]:
     """What a kernel must not see: the course's folders with hidden tests, grades and history."""
     if course_root is None:
@@ -121,8 +127,7 @@ class SandboxedKernelManager(AsyncKernelManager):
         cmd = super().format_kernel_cmd(extra_arguments)
         if mode() == "off":
             return cmd
-        bwrap = bwrap_path()
-        problem = "bwrap is not installed (apt install bubblewrap)" if bwrap is None else sandbox_problem(bwrap)
+        problem = why_unavailable()
         if problem:
             if mode() == "require":
                 raise SandboxUnavailable(f"{ENV_VAR}=require, but {problem}")
@@ -134,4 +139,4 @@ class SandboxedKernelManager(AsyncKernelManager):
         root = course["root"] if "root" in course and isinstance(course["root"], str) else None
         readable = [PACKAGE, Path(self.connection_file).resolve(), Path(sys.prefix).resolve()]
         return sandbox_command(cmd, writable=cwd, readable=readable,
-                               hidden=hidden_folders(Path(root) if root else None), bwrap=bwrap)
+                               hidden=hidden_folders(Path(root) if root else None), bwrap=bwrap_path())

@@ -146,8 +146,7 @@ def sandboxed() -> bool:
     """Whether autograde runs kernels in bubblewrap; CI (BERTLAB_SANDBOX=require) insists.
 
     (With the sandbox off, the tests of the submission that writes course files fail: tried.)"""
-    bwrap = kernel_sandbox.bwrap_path()
-    works = bwrap is not None and kernel_sandbox.sandbox_problem(bwrap) is None
+    works = kernel_sandbox.why_unavailable() is None
     return kernel_sandbox.mode() == "require" or (kernel_sandbox.mode() == "on" and works)
 
 

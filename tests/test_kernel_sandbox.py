@@ -15,8 +15,7 @@ from bertlab import kernel_sandbox
 
 
 def needs_bwrap():
-    bwrap = kernel_sandbox.bwrap_path()
-    problem = "bwrap is not installed (apt install bubblewrap)" if bwrap is None else kernel_sandbox.sandbox_problem(bwrap)
+    problem = kernel_sandbox.why_unavailable()
     if problem:
         if kernel_sandbox.mode() == "require":
             pytest.fail(f"BERTLAB_SANDBOX=require, but {problem}")
