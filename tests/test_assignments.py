@@ -2,8 +2,11 @@
 
 - the released stub scores zero, and ``nbgrader validate --invert`` passes on it;
 - the reference solution scores full marks;
-- every known-wrong implementation (autograder/variants/<id>.py) passes the visible tests and
-  loses hidden-test points; every alternative correct implementation scores full marks;
+- every known-wrong implementation (autograder/variants/<id>.py, ``WRONG``) loses points;
+  those listed in ``CORE`` (the core conceptual mistake of a function) fail its visible tests
+  with a message that names the concept; at least a third of the wrong ones pass every visible
+  test and are caught only by the hidden tests (what hidden tests are for); every alternative
+  correct implementation (``CORRECT``) scores full marks;
 - the feedback HTML shows no hidden-test source line;
 - the grades export has one row per submission with the expected score;
 - exercises/ is exactly what nbgrader generates from solutions/, and holds no marker,
@@ -30,11 +33,33 @@ pytestmark = pytest.mark.slow
 
 
 def variants(assignment: str) -> dict:
+    """``WRONG`` and ``CORRECT`` (name -> {grade id: source}) and ``CORE`` (name of a wrong
+    variant -> the words its visible-test failure message must contain)."""
     path = REPO / "autograder" / "variants" / f"{assignment}.py"
     if not path.exists():
-        return {"WRONG": {}, "CORRECT": {}}
+        return {"WRONG": {}, "CORRECT": {}, "CORE": {}}
     found = runpy.run_path(str(path))
-    return {"WRONG": found.get("WRONG", {}), "CORRECT": found.get("CORRECT", {})}
+    return {kind: found.get(kind, {}) for kind in ("WRONG", "CORRECT", "CORE")}
+
+
+def student_id(kind: str, name: str) -> str:
+    return f"{kind.lower()}-{name}".replace("_", "-")
+
+
+def visible_and_hidden(cells: dict) -> tuple[dict, dict]:
+    visible = {k: c for k, c in cells.items() if not k.endswith("_hidden")}
+    hidden = {k: c for k, c in cells.items() if k.endswith("_hidden")}
+    return visible, hidden
+
+
+def autograded_outputs(course: Path, assignment: str, student: str) -> str:
+    """Every error message and printed line of a student's autograded notebook."""
+    path = course / "autograder" / "autograded" / student / assignment / f"{grading.notebook_name(assignment)}.ipynb"
+    texts = []
+    for cell in nbformat.read(path, as_version=4).cells:
+        for out in cell.get("outputs", []):
+            texts += [out.get("evalue", ""), out.get("text", "")]
+    return "\n".join(texts)
 
 
 @pytest.fixture(scope="module", params=ASSIGNMENTS)
@@ -51,7 +76,7 @@ def graded(request, tmp_path_factory):
     # A variant is the reference solution with some functions swapped for the variant's code.
     for kind in ("WRONG", "CORRECT"):
         for name, sources in found[kind].items():
-            student = f"{kind.lower()}-{name}".replace("_", "-")
+            student = student_id(kind, name)
             grading.submit(course, assignment, student, grading.replace_solutions(solution, sources))
     grading.autograde(course, assignment)
     grading.feedback(course, assignment)
@@ -96,21 +121,43 @@ def test_there_are_wrong_implementations(graded):
     assert len(found["WRONG"]) >= 3, f"{assignment}: write at least three known-wrong implementations"
 
 
-def test_wrong_implementations_lose_hidden_points_only(graded):
+def test_wrong_implementations_lose_points(graded):
     assignment, course, _, found = graded
     for name in found["WRONG"]:
-        cells = grading.scores(course, assignment, f"wrong-{name}".replace("_", "-"))
-        visible = {k: c for k, c in cells.items() if not k.endswith("_hidden")}
-        hidden = {k: c for k, c in cells.items() if k.endswith("_hidden")}
-        lost_visible = [k for k, c in visible.items() if c.score < c.max_score]
-        assert not lost_visible, f"{name} should pass the visible tests but fails {lost_visible}"
-        assert total(hidden)[0] < total(hidden)[1], f"{name} passes every hidden test"
+        score, max_score = total(grading.scores(course, assignment, student_id("WRONG", name)))
+        assert score < max_score, f"{assignment}: wrong implementation {name} scores full marks"
+
+
+def test_visible_tests_catch_the_core_mistakes(graded):
+    """Each CORE variant fails a visible test, and the message names the concept."""
+    assignment, course, _, found = graded
+    assert found["CORE"], f"{assignment}: name the core mistake of each graded function in CORE"
+    assert set(found["CORE"]) <= set(found["WRONG"]), "every CORE entry is a WRONG variant"
+    for name, concept in found["CORE"].items():
+        visible, _ = visible_and_hidden(grading.scores(course, assignment, student_id("WRONG", name)))
+        lost = [k for k, c in visible.items() if c.score < c.max_score]
+        assert lost, f"{assignment}: the visible tests do not catch the core mistake {name}"
+        said = autograded_outputs(course, assignment, student_id("WRONG", name))
+        assert concept.lower() in said.lower(), (
+            f"{assignment}: {name} fails {lost}, but no message names {concept!r}:\n{said[-2000:]}")
+
+
+def test_hidden_tests_catch_what_visible_tests_miss(graded):
+    """At least a third of the wrong variants pass every visible test and lose hidden points."""
+    assignment, course, _, found = graded
+    only_hidden = []
+    for name in found["WRONG"]:
+        visible, hidden = visible_and_hidden(grading.scores(course, assignment, student_id("WRONG", name)))
+        if all(c.score == c.max_score for c in visible.values()) and total(hidden)[0] < total(hidden)[1]:
+            only_hidden.append(name)
+    assert 3 * len(only_hidden) >= len(found["WRONG"]), (
+        f"{assignment}: only {only_hidden} of {len(found['WRONG'])} wrong variants are caught by hidden tests alone")
 
 
 def test_correct_alternatives_score_full_marks(graded):
     assignment, course, _, found = graded
     for name in found["CORRECT"]:
-        cells = grading.scores(course, assignment, f"correct-{name}".replace("_", "-"))
+        cells = grading.scores(course, assignment, student_id("CORRECT", name))
         failed = {k: c.score for k, c in cells.items() if c.score != c.max_score}
         assert not failed, f"correct alternative {name} lost points in {failed}"
 
@@ -131,9 +178,7 @@ def test_grades_export(graded):
     assignment, course, _, found = graded
     rows = [r for r in csv.DictReader((course / "autograder" / "grades.csv").open()) if r["assignment"] == assignment]
     by_student = {r["student_id"]: r for r in rows}
-    students = {"stub", "solution"} | {
-        f"{kind.lower()}-{name}".replace("_", "-") for kind in ("WRONG", "CORRECT") for name in found[kind]
-    }
+    students = {"stub", "solution"} | {student_id(kind, name) for kind in ("WRONG", "CORRECT") for name in found[kind]}
     assert set(by_student) == students
     max_score = float(by_student["solution"]["max_score"])
     assert float(by_student["solution"]["score"]) == max_score
