@@ -77,7 +77,8 @@ def load_head(task: str, path: str, **kwargs) -> LoadedHead:
     """``AutoModelFor<task>.from_pretrained(path, output_loading_info=True, **kwargs)``, in eval mode.
 
     ``task`` is a key of :data:`TASK_CLASSES`. The missing and unexpected keys come from
-    transformers' loading info; ``log`` is the warning text it printed (its load report).
+    transformers' loading info; ``log`` is the warning text it printed (its load report), with
+    the checkpoint's folder written as :func:`bertlab.models.public_path` writes it.
     """
     import transformers
 
@@ -86,8 +87,11 @@ def load_head(task: str, path: str, **kwargs) -> LoadedHead:
         model, info = auto_class.from_pretrained(path, output_loading_info=True, **kwargs)
     model.eval()
     heads = [name for name, _ in model.named_children() if name != "bert"]
+    from bertlab.models import public_path
+
+    report = log[0].replace(path, public_path(path))  # pages print it: no build-machine folder
     return LoadedHead(task, model, sorted(info["missing_keys"]), sorted(info["unexpected_keys"]),
-                      log[0], heads)
+                      report, heads)
 
 
 def parameter_split(model: torch.nn.Module) -> dict[str, int]:

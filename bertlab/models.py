@@ -125,8 +125,31 @@ def model_path(name: str | None = None) -> str:
     return name
 
 
+def public_path(path: str) -> str:
+    """``path`` as a page may print it: without the build machine's own folders.
+
+    The course cache becomes ``$BERTLAB_CACHE/...``, an installed package
+    ``<site-packages>/...``, the home folder ``~``; a hub id is returned as it is. The site
+    test ``test_no_page_publishes_a_build_path`` checks that no page prints more.
+    """
+    import site
+    import sysconfig
+
+    from bertlab.checkpoint import embedded
+
+    prefixes = [(str(embedded.cache_root()), "$BERTLAB_CACHE")]
+    prefixes += [(p, "<site-packages>") for p in {sysconfig.get_paths()["purelib"], *site.getsitepackages()}]
+    prefixes += [(str(Path.home()), "~")]
+    for prefix, name in prefixes:
+        if path == prefix or path.startswith(prefix.rstrip(os.sep) + os.sep):
+            return name + path[len(prefix.rstrip(os.sep)):]
+    return path
+
+
 def describe(path: str | None = None) -> dict:
-    """What a checkpoint is, read from its config: for pages that say which model they ran on."""
+    """What a checkpoint is, read from its config: for pages that say which model they ran on.
+
+    ``path`` in the result is :func:`public_path` of the folder, safe to publish."""
     from transformers import AutoConfig
 
     path = model_path(path)
@@ -139,7 +162,7 @@ def describe(path: str | None = None) -> dict:
         name = path
     return {
         "name": name,
-        "path": path,
+        "path": public_path(path),
         "model_type": config.model_type,
         "architectures": ", ".join(config.architectures or []),
         "num_hidden_layers": config.num_hidden_layers,

@@ -62,3 +62,36 @@ def test_widget_renderer_is_served_locally():
         if "application/vnd.jupyter.widget-state+json" in text:
             assert "_static/jupyter-widgets/embed.js" in text, f"{page} loads widgets from elsewhere"
             assert "cdn.jsdelivr.net/npm/@jupyter-widgets" not in text, page
+
+
+def test_no_page_publishes_a_build_path(site_text):
+    """No page prints a folder of the machine that built it (the repository, the venv, the
+    course cache, the home folder): outputs say ``$BERTLAB_CACHE/...`` or ``<site-packages>/...``."""
+    import sys
+
+    from bertlab.checkpoint import embedded
+
+    folders = {str(REPO), sys.prefix, str(embedded.cache_root()), str(Path.home())}
+    folders = {f.rstrip("/") + "/" for f in folders if len(f) > 1}
+    for path, text in site_text.items():
+        found = [f for f in folders if f in text]
+        assert not found, f"{path.relative_to(SITE)} publishes build-machine folders {found}"
+
+
+def test_every_chapter_links_its_notebook_and_ends_with_a_self_check():
+    """Each chapter with an exercise offers the released notebook for download (never a
+    solution), links it on Colab/Binder, and ends with a recap and a self-check."""
+    for file in toc_files():
+        source = (REPO / f"{file}.md").read_text()
+        if "## Exercise" not in source:
+            continue
+        page = (SITE / f"{file}.html").read_text()
+        assert "## Recap" in source and "## Self-check" in source, f"{file}: add a recap and a self-check"
+        assert source.count(":class: dropdown") >= 3, f"{file}: at least three self-check questions"
+        downloads = [a for a in page.split('href="')[1:] if "_downloads/" in a.split('"')[0]]
+        assert downloads, f"{file}: no download of its notebook"
+        for link in downloads:
+            target = SITE / Path(file).parent / link.split('"')[0]
+            assert target.suffix == ".ipynb" and target.exists(), f"{file}: broken download {link[:80]}"
+            assert "### BEGIN" not in target.read_text() and "solutions" not in link.split('"')[0]
+        assert "colab.research.google.com" in page and "mybinder.org" in page, f"{file}: no launch links"

@@ -65,7 +65,8 @@ def verify(weights_dir: Path | None = None) -> dict:
     return manifest
 
 
-def _cache_root() -> Path:
+def cache_root() -> Path:
+    """Where assembled models live: ``$BERTLAB_CACHE``, or ``~/.cache/bertlab``."""
     return Path(os.environ.get("BERTLAB_CACHE") or Path.home() / ".cache" / "bertlab")
 
 
@@ -111,7 +112,7 @@ def checkpoint_path(weights_dir: Path | None = None, cache_dir: Path | None = No
         raise FileNotFoundError(f"bertlab: no embedded checkpoint in {weights_dir} (manifest.json missing)")
     manifest = verify(weights_dir)
     key = hashlib.sha256((weights_dir / "manifest.json").read_bytes()).hexdigest()[:16]
-    root = Path(cache_dir) if cache_dir else _cache_root()
+    root = Path(cache_dir) if cache_dir else cache_root()
     final = root / key
     if _assembled_ok(final):
         return str(final)
