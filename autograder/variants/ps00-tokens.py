@@ -1,11 +1,30 @@
 """Known-wrong and alternative-correct implementations for ps00-tokens.
 
 Each entry maps a solution cell's grade id to the source a student might hand in. The
-assignment tests (tests/test_assignments.py) prove that every WRONG entry passes the visible
-tests and loses hidden-test points, and that every CORRECT entry scores full marks.
+assignment tests (tests/test_assignments.py) prove that every WRONG entry loses points, that
+each CORE entry (the core conceptual mistake of a function) fails its visible test with a
+message containing the given words, that at least a third of the WRONG entries pass every
+visible test and lose hidden-test points only, and that every CORRECT entry scores full marks.
 """
 
 WRONG = {
+    # CORE: the attention mask upside down, 1 on the padding and 0 on the real tokens.
+    "pad_mask_marks_padding": {
+        "impl_pad_batch": '''
+def pad_batch(sequences, pad_id, max_length=None):
+    if not sequences:
+        raise ValueError("empty batch")
+    T = max(len(s) for s in sequences) if max_length is None else max_length
+    ids = torch.full((len(sequences), T), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(sequences), T), dtype=torch.long)
+    for b, s in enumerate(sequences):
+        if len(s) > T:
+            raise ValueError("too long")
+        ids[b, :len(s)] = torch.tensor(s, dtype=torch.long)
+        mask[b, len(s):] = 1
+    return ids, mask
+''',
+    },
     # Pads to the longest row even when max_length asks for more.
     "pad_ignores_max_length": {
         "impl_pad_batch": '''
@@ -19,6 +38,31 @@ def pad_batch(sequences, pad_id, max_length=None):
     return ids, mask
 ''',
     },
+    # Pads the caller's lists in place (list.extend) before building the tensor.
+    "pad_modifies_input": {
+        "impl_pad_batch": '''
+def pad_batch(sequences, pad_id, max_length=None):
+    if not sequences:
+        raise ValueError("empty batch")
+    T = max(len(s) for s in sequences) if max_length is None else max_length
+    masks = []
+    for s in sequences:
+        if len(s) > T:
+            raise ValueError("too long")
+        masks.append([1] * len(s) + [0] * (T - len(s)))
+        s.extend([pad_id] * (T - len(s)))
+    return torch.tensor(sequences, dtype=torch.long), torch.tensor(masks, dtype=torch.long)
+''',
+    },
+    # CORE: counts runs of equal word ids, so the special tokens (None) count as words too.
+    "pieces_counts_specials": {
+        "impl_pieces_per_word": '''
+import itertools
+
+def pieces_per_word(word_ids):
+    return [len(list(run)) for _, run in itertools.groupby(word_ids)]
+''',
+    },
     # Assumes word indices run 0, 1, 2, ...: wrong for a window cut from a long text.
     "pieces_count_from_zero": {
         "impl_pieces_per_word": '''
@@ -27,7 +71,7 @@ def pieces_per_word(word_ids):
     return [words.count(w) for w in range(max(words) + 1)] if words else []
 ''',
     },
-    # Everything after the first [SEP] is segment 1, padding included.
+    # CORE: everything after the first [SEP] is segment 1, padding included.
     "segment_after_first_sep": {
         "impl_segment_ids": '''
 def segment_ids(input_ids, sep_token_id):
@@ -35,6 +79,22 @@ def segment_ids(input_ids, sep_token_id):
     return ((torch.cumsum(is_sep, dim=1) - is_sep) >= 1).long()
 ''',
     },
+    # Handles pairs right but assumes every row is one: the padding after a single text's
+    # only [SEP] becomes segment 1.
+    "segment_assumes_pairs": {
+        "impl_segment_ids": '''
+def segment_ids(input_ids, sep_token_id):
+    is_sep = (input_ids == sep_token_id).long()
+    before = torch.cumsum(is_sep, dim=1) - is_sep
+    return ((before == 1) & (before + is_sep <= 2)).long()
+''',
+    },
+}
+
+CORE = {
+    "pad_mask_marks_padding": "attention mask",
+    "pieces_counts_specials": "special tokens",
+    "segment_after_first_sep": "0 again for padding",
 }
 
 CORRECT = {
