@@ -51,8 +51,11 @@ book: install
 
 # Unit tests and assignment round trips, then the strict book build, then the checks that read
 # the built site (no solution or hidden-test line may be published).
+# Two pytest workers (the machine's two cores): each assignment's round trip stays on one worker
+# (xdist groups, see tests/test_assignments.py), so two assignments are graded at once.
+PYTEST_WORKERS ?= 2
 test: install
-	$(BIN)/python -m pytest -q -m "not site"
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -m "not site"
 	$(MAKE) book
 	$(BIN)/python -m pytest -q -m site
 

@@ -10,8 +10,12 @@ read the hidden tests from the source notebooks or from ``.git``. The kernel gua
 ``Execute`` uses) with the kernel command wrapped in bubblewrap (``bwrap``, the sandbox behind
 Flatpak): the whole file system is mounted read-only, the course's folders with hidden tests
 and grades are empty, the submission's own autograded folder is writable, ``/tmp`` is a
-private tmpfs, and in its own PID namespace the kernel cannot see or signal the grader. It
-still talks to the grader over loopback, so nothing else changes.
+private tmpfs, in its own PID namespace the kernel cannot see or signal the grader, and in its
+own network namespace it reaches no network at all, not even the grader's loopback. It talks to
+the grader over ZeroMQ's IPC transport instead: Unix sockets in a fresh folder with a short
+absolute path, bound into the sandbox. IPC also removes the TCP port race of parallel kernels
+(jupyter_client picks a port by binding port 0 and releasing it, and two kernels starting at
+once can pick the same one: ``ZMQError: Address already in use``, nbgrader#174).
 ``kernel_guard.GuardedExecute`` uses it, so ``nbgrader autograde`` with the course's config
 always starts sandboxed kernels.
 
@@ -30,6 +34,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
@@ -91,18 +96,22 @@ def hidden_folders(course_root: Path | None) -> list[Path]:
 
 
 def sandbox_command(cmd: list[str], *, writable: Path, readable: list[Path], hidden: list[Path],
-                    bwrap: str) -> list[str]:
+                    bwrap: str, sockets: Path | None = None) -> list[str]:
     """``cmd`` wrapped in bubblewrap: all read-only, ``hidden`` empty, ``writable`` writable.
 
     ``/tmp`` is a private tmpfs; every other path the kernel writes to fails with an OSError.
+    There is no network (``--unshare-net``); ``sockets``, a folder for the kernel's IPC sockets,
+    is bound writable at its own path (it may lie in ``/tmp``: it is bound after the tmpfs).
 
     Mounts apply in order, so a folder bound after a hidden one shows through it (the
     submission's folder lies inside the hidden ``autograder/``)."""
     # Own PID namespace: the kernel can't see or signal the grader (or anything else). ipykernel
     # would take its new parent (PID 1) for a dead grader and quit: it is not told the grader's
     # PID; --die-with-parent ends it with bwrap instead.
-    args = [bwrap, "--unshare-pid", "--unsetenv", "JPY_PARENT_PID",
+    args = [bwrap, "--unshare-pid", "--unshare-net", "--unsetenv", "JPY_PARENT_PID",
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    if sockets is not None:
+        args += ["--bind", str(sockets), str(sockets)]
     for folder in hidden:
         args += ["--tmpfs", str(folder)]
     for path in readable:
@@ -121,7 +130,23 @@ def sandbox_command(cmd: list[str], *, writable: Path, readable: list[Path], hid
 
 
 class SandboxedKernelManager(AsyncKernelManager):
-    """jupyter_client's kernel manager, with the kernel started inside bubblewrap."""
+    """jupyter_client's kernel manager, with the kernel started inside bubblewrap and its
+    channels on IPC sockets in a folder of its own (short, absolute: a Unix socket's path may
+    have at most 107 bytes)."""
+
+    _socket_dir: Path | None = None
+
+    async def _async_pre_start_kernel(self, **kw):
+        if self._socket_dir is None:
+            self._socket_dir = Path(tempfile.mkdtemp(prefix="bertlab-kernel-"))
+        self.transport, self.ip = "ipc", str(self._socket_dir / "k")
+        return await super()._async_pre_start_kernel(**kw)
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart=restart)
+        if not restart and self._socket_dir is not None:
+            shutil.rmtree(self._socket_dir, ignore_errors=True)
+            self._socket_dir = None
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         cmd = super().format_kernel_cmd(extra_arguments)
@@ -139,4 +164,5 @@ class SandboxedKernelManager(AsyncKernelManager):
         root = course["root"] if "root" in course and isinstance(course["root"], str) else None
         readable = [PACKAGE, Path(self.connection_file).resolve(), Path(sys.prefix).resolve()]
         return sandbox_command(cmd, writable=cwd, readable=readable,
-                               hidden=hidden_folders(Path(root) if root else None), bwrap=bwrap_path())
+                               hidden=hidden_folders(Path(root) if root else None), bwrap=bwrap_path(),
+                               sockets=self._socket_dir)

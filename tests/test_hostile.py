@@ -30,7 +30,7 @@ import pytest
 from bertlab import grading, kernel_sandbox
 from bertlab.feedback_redaction import spellings
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("hostile")]  # one batch, one worker
 
 ASSIGNMENT = "ps00-tokens"
 

@@ -30,7 +30,7 @@ def test_command_wraps_and_orders_mounts(tmp_path):
     # hide the folder, then bind the writable one inside it, then make the hidden one read-only
     assert text.index(f"--tmpfs {tmp_path / 'a'}") < text.index(f"--bind {tmp_path / 'a/b'}") \
         < text.index(f"--remount-ro {tmp_path / 'a'}")
-    assert "--ro-bind / /" in text and "--tmpfs /tmp" in text
+    assert "--ro-bind / /" in text and "--tmpfs /tmp" in text and "--unshare-net" in text
 
 
 def test_hidden_folders_are_the_courses_own(tmp_path):
@@ -104,10 +104,16 @@ print(sorted(os.listdir({str(course / 'solutions')!r})), sorted(os.listdir({str(
 
 
 def test_a_sandboxed_kernel_runs_is_interrupted_and_cannot_signal_the_grader(tmp_path):
-    """A real kernel: nbgrader interrupts a cell past its timeout, and that must not kill it."""
+    """A real kernel: nbgrader interrupts a cell past its timeout, and that must not kill it;
+    it talks to the grader over IPC sockets, and reaches no network, not even the grader's
+    loopback."""
     needs_bwrap()
     import asyncio
     import os
+    import socket
+
+    server = socket.create_server(("127.0.0.1", 0))  # the grader's side of loopback
+    port = server.getsockname()[1]
 
     from traitlets.config import Config
 
@@ -132,6 +138,9 @@ def test_a_sandboxed_kernel_runs_is_interrupted_and_cannot_signal_the_grader(tmp
             await kc.wait_for_ready(timeout=120)
             seen = await run(kc, f"import os\ntry:\n    os.kill({os.getpid()}, 0)\n    print('seen')\n"
                                  "except ProcessLookupError:\n    print('hidden')")
+            network = await run(kc, f"import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), "
+                                    "timeout=5)\n    print('reached')\nexcept OSError:\n    print('no network')")
+            sockets = sorted(p.name for p in km._socket_dir.iterdir())
             loop = asyncio.ensure_future(run(kc, "while True: pass"))
             await asyncio.sleep(2)
             await km.interrupt_kernel()
@@ -140,6 +149,9 @@ def test_a_sandboxed_kernel_runs_is_interrupted_and_cannot_signal_the_grader(tmp
         finally:
             kc.stop_channels()
             await km.shutdown_kernel(now=True)
-        return seen, interrupted, alive
+        return seen, network, km.transport, sockets, interrupted, alive
 
-    assert asyncio.run(session()) == ("hidden", "KeyboardInterrupt", "42")
+    seen, network, transport, sockets, interrupted, alive = asyncio.run(session())
+    server.close()
+    assert (seen, network, interrupted, alive) == ("hidden", "no network", "KeyboardInterrupt", "42")
+    assert transport == "ipc" and len(sockets) == 5 and all(name.startswith("k-") for name in sockets), sockets
