@@ -5,7 +5,8 @@ Prints, for the current machine:
 - each page's execution time and peak RSS (VmHWM of its kernel);
 - autograde seconds per submission, for every assignment's reference solution.
 
-Budgets (from the issues): cached rebuild <= 20 s; every page <= 90 s and <= 2 GB peak RSS;
+Budgets (from the issues): cached rebuild <= 20 s; every page <= 90 s and <= 2 GB peak RSS
+(the fine-tuning pages of Chapter 5: <= 180 s each, <= 8 minutes together);
 each assignment's reference solution autogrades in <= 30 s. Exits 1 if one is exceeded.
 """
 
@@ -29,7 +30,10 @@ from tests.test_site import toc_files  # noqa: E402
 
 REPO = grading.REPO
 BUDGET = {"cached_rebuild_s": 20, "page_s": 90, "page_rss_gb": 2.0, "autograde_s": 30,
-          "load_forward_s": 3.0, "load_rss_gb": 1.0}
+          "load_forward_s": 3.0, "load_rss_gb": 1.0,
+          # Chapter 5 fine-tunes during the build (issue 13): its pages get more, the chapter 8 min
+          "finetune_page_s": 180, "finetune_chapter_s": 480}
+FINETUNE_PAGES = "book/05"  # the pages of Chapter 5 start with this
 PEAK_RSS = "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0])"
 
 
@@ -103,13 +107,20 @@ def main() -> int:
         failures.append("cached rebuild")
 
     print(f"\n{'page':<40} {'seconds':>8} {'peak RSS GB':>12}")
+    finetune_total = 0.0
     for file in toc_files():
         seconds, rss = run_page(file)
-        flag = "" if seconds <= BUDGET["page_s"] and rss <= BUDGET["page_rss_gb"] else "  OVER BUDGET"
+        limit = BUDGET["finetune_page_s"] if file.startswith(FINETUNE_PAGES) else BUDGET["page_s"]
+        finetune_total += seconds if file.startswith(FINETUNE_PAGES) else 0.0
+        flag = "" if seconds <= limit and rss <= BUDGET["page_rss_gb"] else "  OVER BUDGET"
         print(f"{file:<40} {seconds:8.1f} {rss:12.2f}{flag}")
         if flag:
             failures.append(file)
-    print(f"(budget per page: {BUDGET['page_s']} s, {BUDGET['page_rss_gb']} GB)")
+    print(f"(budget per page: {BUDGET['page_s']} s, {BUDGET['finetune_page_s']} s for the fine-tuning pages, "
+          f"{BUDGET['page_rss_gb']} GB)")
+    print(f"fine-tuning chapter ({FINETUNE_PAGES}*): {finetune_total:.1f} s   (budget {BUDGET['finetune_chapter_s']} s)")
+    if finetune_total > BUDGET["finetune_chapter_s"]:
+        failures.append("fine-tuning chapter")
 
     print(f"\n{'assignment':<40} {'autograde s/submission':>22}")
     for assignment in grading.assignments():
