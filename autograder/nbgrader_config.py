@@ -54,7 +54,7 @@ c.GenerateFeedback.preprocessors = [
 from nbgrader.converters import Autograde  # noqa: E402
 from nbgrader.preprocessors import Execute  # noqa: E402
 
-from bertlab.kernel_guard import GuardedExecute  # noqa: E402
+from bertlab.guarded_execute import GuardedExecute  # noqa: E402
 
 _default = Autograde.class_traits()["autograde_preprocessors"].default()
 assert Execute in _default, f"nbgrader's autograde pipeline changed: {_default}"

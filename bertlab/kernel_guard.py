@@ -7,7 +7,7 @@ transformer that blanks each cell, an AST transformer that turns ``assert`` into
 trace function, or ``torch.equal = lambda *a: True``. nbgrader restores the *source* of test
 cells from its gradebook, but not the kernel they run in.
 
-:class:`GuardedExecute` is nbgrader's ``Execute`` preprocessor plus one check. Before the
+:class:`bertlab.guarded_execute.GuardedExecute` is nbgrader's ``Execute`` preprocessor plus this check. Before the
 first cell of a notebook runs, it records a fingerprint of the fresh kernel
 (:func:`kernel_state`); before and after every test cell it takes the fingerprint again. If
 anything differs, the test cell gets an error output that names what changed, so it scores
@@ -28,22 +28,18 @@ keeps a list of them. Comparisons a test makes against values the student return
 tests' own job (``type(x) is list``, not ``x == expected``, for an object whose ``__eq__``
 always says yes).
 
-Configured in ``autograder/nbgrader_config.py``; explained for instructors in the README.
+This module runs inside the student's kernel (the probe imports it there), so it imports the
+standard library only. Configured in ``autograder/nbgrader_config.py``; explained for
+instructors in the README.
 """
 
 from __future__ import annotations
 
-import ast
 import importlib
 import inspect
 import json
 import sys
 
-from nbformat.notebooknode import NotebookNode
-from nbgrader.preprocessors import Execute
-from nbgrader.utils import is_grade, is_solution
-
-from bertlab.kernel_sandbox import SandboxedKernelManager
 
 # IPython methods that decide what code runs and whether its errors are shown.
 SHELL_METHODS = (
@@ -251,77 +247,3 @@ def differences(baseline: dict, now: dict, library: dict | None = None) -> list[
     if now.get("lying types"):
         found.append(f"tensor or array types that decide their own comparisons: {', '.join(now['lying types'])}")
     return found
-
-
-def _prepare_model() -> None:
-    """Resolve (and so assemble or download) the course model here: a sandboxed kernel can't write it."""
-    from bertlab.models import ModelNotAvailableError, model_path
-
-    try:
-        model_path()
-    except ModelNotAvailableError:
-        pass  # the notebook's own call says what to do, in the feedback
-
-
-def is_test_cell(cell: NotebookNode) -> bool:
-    """An autograded test cell: graded, code, not a solution."""
-    return cell.cell_type == "code" and is_grade(cell) and not is_solution(cell)
-
-
-class GuardedExecute(Execute):
-    """nbgrader's ``Execute``, with the kernel fingerprinted around every test cell.
-
-    Its kernels start in the sandbox of :mod:`bertlab.kernel_sandbox` (read-only course, the
-    gradebook and hidden tests out of sight)."""
-
-    _library: dict | None = None  # oracle_origins() in this process, computed once
-
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
-        super().__init__(*args, **kwargs)
-
-    def preprocess(self, nb, resources=None, km=None):
-        self._baseline = None  # one notebook, one fresh kernel, one baseline
-        if GuardedExecute._library is None:
-            GuardedExecute._library = oracle_origins(import_missing=True)
-            _prepare_model()
-        return super().preprocess(nb, resources, km)
-
-    def _fingerprint(self) -> tuple[dict | None, str]:
-        """The kernel's fingerprint now, or (None, why not)."""
-        msg_id = self.kc.execute("", silent=True, store_history=False, user_expressions={"state": PROBE})
-        reply = self.wait_for_reply(msg_id)
-        try:
-            result = reply["content"]["user_expressions"]["state"]
-            if result.get("status") != "ok":
-                return None, f"{result.get('ename')}: {result.get('evalue')}"
-            return json.loads(ast.literal_eval(result["data"]["text/plain"])), ""
-        except Exception as exc:  # no reply (timeout), or a reply someone rewrote
-            return None, f"no readable reply ({type(exc).__name__})"
-
-    def preprocess_cell(self, cell, resources, index):
-        if self._baseline is None:  # a fresh kernel, before any cell of the notebook runs
-            self._baseline, why = self._fingerprint()
-            if self._baseline is None:
-                raise RuntimeError(f"the grader could not fingerprint a fresh kernel: {why}")
-        if not is_test_cell(cell):
-            return super().preprocess_cell(cell, resources, index)
-
-        before, why_before = self._fingerprint()
-        cell, resources = super().preprocess_cell(cell, resources, index)
-        after, why_after = self._fingerprint()
-        problems = []
-        for when, state, why in (("before", before, why_before), ("after", after, why_after)):
-            if state is None:
-                problems.append(f"the grader could not check the kernel {when} this test ({why})")
-            else:
-                problems += [f"{p} ({when} this test)" for p in differences(self._baseline, state, self._library)]
-        if problems:
-            self.log.warning("Test cell %s does not count: %s", cell.metadata.nbgrader.get("grade_id"), problems)
-            why = "this test does not count: the notebook changed how the kernel runs or checks code: "
-            why += "; ".join(dict.fromkeys(problems))
-            cell.outputs.append(NotebookNode(  # HTML shows an error's traceback lines, so it says it there
-                output_type="error", ename="GradingIntegrityError", evalue=why,
-                traceback=[f"GradingIntegrityError: {why}"],
-            ))
-        return cell, resources

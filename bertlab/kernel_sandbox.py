@@ -16,7 +16,7 @@ the grader over ZeroMQ's IPC transport instead: Unix sockets in a fresh folder w
 absolute path, bound into the sandbox. IPC also removes the TCP port race of parallel kernels
 (jupyter_client picks a port by binding port 0 and releasing it, and two kernels starting at
 once can pick the same one: ``ZMQError: Address already in use``, nbgrader#174).
-``kernel_guard.GuardedExecute`` uses it, so ``nbgrader autograde`` with the course's config
+``guarded_execute.GuardedExecute`` uses it, so ``nbgrader autograde`` with the course's config
 always starts sandboxed kernels.
 
 Without a working ``bwrap`` (macOS; a Linux without ``apt install bubblewrap``; a container

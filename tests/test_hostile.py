@@ -11,7 +11,8 @@ The tricks, and what stops them:
   torch.equal / Tensor.__eq__ / isinstance, set a trace function): ``bertlab.kernel_guard``;
 - edit, re-weight or delete test cells, add a graded cell of your own: nbgrader restores test
   cells and their points from the gradebook (``OverwriteCells``, ``CheckCellMetadata``);
-- kill the kernel, hand in something that is not a notebook: nbgrader records zero and goes on
+- kill the kernel: the cells from that point score zero, those before keep their scores;
+- hand in something that is not a notebook: nbgrader records zero and goes on
   with the other students;
 - print the hidden tests (read the solution notebook, or the calling cell's source from
   IPython's history): ``bertlab.feedback_redaction`` removes those outputs from the feedback;
@@ -33,6 +34,7 @@ from bertlab.feedback_redaction import spellings
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("hostile")]  # one batch, one worker
 
 ASSIGNMENT = "ps00-tokens"
+LAST_OF_FIRST_FUNCTION = "test_pad_batch_hidden"  # the first graded function's last test cell
 
 # Implementations that fail every visible and hidden test of ps00.
 WRONG = {
@@ -217,6 +219,10 @@ def submissions(released, solution) -> dict:
     deleted.cells = [c for c in deleted.cells if not is_test(c)]
     found["delete-tests"] = deleted
 
+    # Honest work on the first function, then a kernel that dies: only the later cells are lost.
+    found["honest-then-dies"] = with_cell(solution, "import os\nos._exit(1)", after=LAST_OF_FIRST_FUNCTION)
+    # Honest work that prints 5 MB on one line (nbgrader's LimitOutput counts lines): kept to the cap.
+    found["honest-floods-output"] = with_cell(solution, "print('x' * 5_000_000)")
     found["honest"] = solution
     found["honest-extras"] = with_cell(solution, HARMLESS)
     return found
@@ -261,11 +267,29 @@ def test_course_files_stay_as_they_were(course):
 
 def test_only_broken_notebooks_stop_the_grader(course):
     _, _, unrunnable, _ = course
-    assert {"rig-kill-kernel", "not-a-notebook"} <= unrunnable, unrunnable
+    assert "not-a-notebook" in unrunnable, unrunnable
+    assert not {"rig-kill-kernel", "honest-then-dies"} & unrunnable, unrunnable  # a dead kernel costs cells only
     assert not {s for s in unrunnable if s.startswith("honest")}, unrunnable
 
 
-@pytest.mark.parametrize("student", ["honest", "honest-extras"])
+def test_a_kernel_that_dies_costs_only_the_cells_after(course):
+    path, _, _, _ = course
+    cells = grading.scores(path, ASSIGNMENT, "honest-then-dies")
+    kept = {k: c.score for k, c in cells.items() if c.score}
+    assert kept == {"test_pad_batch": cells["test_pad_batch"].max_score,
+                    "test_pad_batch_hidden": cells["test_pad_batch_hidden"].max_score}, cells
+    html = (path / "autograder" / "feedback" / "honest-then-dies" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    assert "the kernel died while running this cell" in html and "not run: the kernel died" in html
+
+
+def test_output_is_capped_in_bytes(course):
+    path, _, _, _ = course
+    autograded = path / "autograder" / "autograded" / "honest-floods-output" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    assert autograded.stat().st_size < 1_500_000, autograded.stat().st_size  # the cap is 1 MB of output
+    assert "the grader cut the output here" in autograded.read_text()
+
+
+@pytest.mark.parametrize("student", ["honest", "honest-extras", "honest-floods-output"])
 def test_honest_work_keeps_full_marks(course, student):
     path, _, _, _ = course
     cells = grading.scores(path, ASSIGNMENT, student)

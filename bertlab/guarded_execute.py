@@ -1,0 +1,154 @@
+"""nbgrader's ``Execute`` as the course grades with it: sandboxed, guarded, bounded.
+
+:class:`GuardedExecute` replaces ``Execute`` in the autograde pipeline
+(``autograder/nbgrader_config.py``). On top of nbgrader's own preprocessor it
+
+- starts every kernel in the sandbox of :mod:`bertlab.kernel_sandbox` (read-only course,
+  gradebook and hidden tests out of sight, no network, IPC sockets);
+- fingerprints the kernel before the first cell and around every test cell
+  (:mod:`bertlab.kernel_guard`): a test cell run in a rigged kernel gets an error and scores 0;
+- costs a dying kernel (``os._exit``, a signal, a crash, a memory limit) only the cells from that
+  point: plain nbgrader discards the whole submission (every score None); here the cell it died
+  in and every later code cell get an error output, so their tests score 0, and the cells that
+  ran before keep their scores;
+- caps the output a notebook keeps in bytes, over every output type (nbgrader's ``LimitOutput``
+  counts lines, so one 100 MB line passed it), with a note where it cut.
+
+Explained for instructors in the README; ``tests/test_hostile.py`` grades submissions that try
+each of these.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+
+from nbclient.exceptions import DeadKernelError
+from nbformat.notebooknode import NotebookNode
+from nbgrader.preprocessors import Execute
+from nbgrader.utils import is_grade, is_solution
+from traitlets import Integer
+
+from bertlab.kernel_guard import PROBE, differences, oracle_origins
+from bertlab.kernel_sandbox import SandboxedKernelManager
+
+
+def _prepare_model() -> None:
+    """Resolve (and so assemble, convert or download) the course's models here, the encoder and
+    the decoder: a sandboxed kernel cannot write them into the cache."""
+    from bertlab.decoder import decoder_path
+    from bertlab.models import ModelNotAvailableError, model_path
+
+    for resolve in (model_path, decoder_path):
+        try:
+            resolve()
+        except ModelNotAvailableError:
+            pass  # the notebook's own call says what to do, in the feedback
+
+
+def is_test_cell(cell: NotebookNode) -> bool:
+    """An autograded test cell: graded, code, not a solution."""
+    return cell.cell_type == "code" and is_grade(cell) and not is_solution(cell)
+
+
+def error_output(ename: str, why: str) -> NotebookNode:
+    """An error output, as a failed cell has one (HTML feedback shows its traceback lines)."""
+    return NotebookNode(output_type="error", ename=ename, evalue=why, traceback=[f"{ename}: {why}"])
+
+
+class GuardedExecute(Execute):
+    """nbgrader's ``Execute``: sandboxed kernels, fingerprinted around every test cell; a dead
+    kernel costs the cells from that point; output capped in bytes (see the module docstring)."""
+
+    _library: dict | None = None  # oracle_origins() in this process, computed once
+
+    output_limit = Integer(1_000_000, config=True, help=(
+        "Bytes of output (streams, displays, errors) one notebook may keep; what comes after is "
+        "dropped, with a note in the notebook and its feedback (nbgrader's LimitOutput counts lines, "
+        "so one 100 MB line passed it). Errors are always kept, cut to 10 kB, so a failed test fails."))
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
+        super().__init__(*args, **kwargs)
+
+    def preprocess(self, nb, resources=None, km=None):
+        self._baseline = None  # one notebook, one fresh kernel, one baseline
+        self._died_in = None  # the index of the cell the kernel died in
+        self._output_bytes, self._output_cut = 0, False
+        if GuardedExecute._library is None:
+            GuardedExecute._library = oracle_origins(import_missing=True)
+            _prepare_model()
+        return super().preprocess(nb, resources, km)
+
+    def _fingerprint(self) -> tuple[dict | None, str]:
+        """The kernel's fingerprint now, or (None, why not)."""
+        msg_id = self.kc.execute("", silent=True, store_history=False, user_expressions={"state": PROBE})
+        reply = self.wait_for_reply(msg_id)
+        try:
+            result = reply["content"]["user_expressions"]["state"]
+            if result.get("status") != "ok":
+                return None, f"{result.get('ename')}: {result.get('evalue')}"
+            return json.loads(ast.literal_eval(result["data"]["text/plain"])), ""
+        except Exception as exc:  # no reply (timeout), or a reply someone rewrote
+            return None, f"no readable reply ({type(exc).__name__})"
+
+    def preprocess_cell(self, cell, resources, index):
+        if self._died_in is not None:
+            if cell.cell_type == "code":
+                cell.outputs = [error_output("KernelDied", f"not run: the kernel died in cell {self._died_in}, "
+                                             "so this cell scores 0")]
+            return cell, resources
+        try:
+            return self._preprocess_cell(cell, resources, index)
+        except DeadKernelError:
+            self._died_in = index
+            self.log.error("The kernel died in cell %s: this and every later cell score 0", index)
+            cell.outputs.append(error_output(
+                "KernelDied", "the kernel died while running this cell (os._exit, a signal, a crash or the "
+                "memory limit): this cell and every later one score 0; the cells before it keep their scores"))
+            return cell, resources
+
+    def output(self, outs, msg, display_id, cell_index):
+        """nbclient's handler of one output message, within the notebook's byte budget."""
+        content = msg.get("content", {})
+        if msg.get("msg_type") == "error":  # always kept: a test cell fails by its error
+            content["evalue"] = str(content.get("evalue", ""))[:10_000]
+            content["traceback"] = [str(line)[:10_000] for line in content.get("traceback", [])[:50]]
+            return super().output(outs, msg, display_id, cell_index)
+        size = len(json.dumps(content, default=str))
+        if self._output_bytes + size > self.output_limit:
+            if not self._output_cut:
+                self._output_cut = True
+                outs.append(NotebookNode(output_type="stream", name="stderr", text=(
+                    f"[the grader cut the output here: the notebook printed more than {self.output_limit:,} "
+                    "bytes; only its tests' results count]\n")))
+            return None
+        self._output_bytes += size
+        return super().output(outs, msg, display_id, cell_index)
+
+    def _preprocess_cell(self, cell, resources, index):
+        if self._baseline is None:  # a fresh kernel, before any cell of the notebook runs
+            self._baseline, why = self._fingerprint()
+            if self._baseline is None:
+                raise RuntimeError(f"the grader could not fingerprint a fresh kernel: {why}")
+        if not is_test_cell(cell):
+            return super().preprocess_cell(cell, resources, index)
+
+        before, why_before = self._fingerprint()
+        cell, resources = super().preprocess_cell(cell, resources, index)
+        after, why_after = self._fingerprint()
+        problems = []
+        for when, state, why in (("before", before, why_before), ("after", after, why_after)):
+            if state is None:
+                problems.append(f"the grader could not check the kernel {when} this test ({why})")
+            else:
+                problems += [f"{p} ({when} this test)" for p in differences(self._baseline, state, self._library)]
+        if problems:
+            self.log.warning("Test cell %s does not count: %s", cell.metadata.nbgrader.get("grade_id"), problems)
+            why = "this test does not count: the notebook changed how the kernel runs or checks code: "
+            why += "; ".join(dict.fromkeys(problems))
+            cell.outputs.append(NotebookNode(  # HTML shows an error's traceback lines, so it says it there
+                output_type="error", ename="GradingIntegrityError", evalue=why,
+                traceback=[f"GradingIntegrityError: {why}"],
+            ))
+        return cell, resources
