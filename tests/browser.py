@@ -191,13 +191,19 @@ _DRAWN_JS = """() => [...document.querySelectorAll('%s')].map(s => {
 })""" % WIDGET_VIEW.replace('"', '\\"')
 
 
-def _settle(page, report: PageReport) -> None:
-    """Wait until the page's own scripts are done: network quiet, MathJax typeset, images decoded."""
-    try:
-        page.wait_for_load_state("networkidle", timeout=60_000)
-    except Exception:  # noqa: BLE001 (Playwright's TimeoutError)
-        report.add("requests", "the network was still busy 60 s after the page loaded")
+def _settle(page, report: PageReport, in_flight: dict, quiet_ms: int = 400, limit_s: float = 20) -> None:
+    """Wait until the page's own scripts are done: no request in flight for ``quiet_ms``,
+    fonts loaded, MathJax finished typesetting, images decoded."""
+    quiet, waited = 0, 0
+    while quiet < quiet_ms:
+        page.wait_for_timeout(100)
+        waited += 100
+        quiet = 0 if in_flight else quiet + 100
+        if waited > limit_s * 1000:
+            report.add("requests", f"still loading after {limit_s:.0f} s: {sorted(in_flight.values())[:5]}")
+            break
     page.evaluate("""async () => {
+      await document.fonts.ready;
       if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
       await Promise.all([...document.images].map(img => {
         if (img.loading === 'lazy') img.loading = 'eager';
@@ -230,7 +236,9 @@ def check_screenshot(page, report: PageReport, name: str, viewport: dict, folder
     from PIL import Image
 
     page.set_viewport_size(viewport)
-    page.wait_for_timeout(150)  # the theme re-lays out on resize
+    # from the top, as a reader arrives: sticky sidebars are drawn where the scroll left them
+    page.evaluate("window.scrollTo(0, 0)")
+    page.wait_for_timeout(300)  # the theme re-lays out on resize (its sidebars slide)
     extent = page.evaluate(_EXTENT_JS)
     shot = page.screenshot(full_page=True, type="jpeg", quality=80)
     if folder is not None:
@@ -320,6 +328,10 @@ def visit(context, base: str, path: str, *, screenshots: Path | None = None,
         if is_local(request.url):
             report.add("requests", f"failed: {request.url.removeprefix(base)} ({request.failure})")
 
+    in_flight: dict = {}
+    page.on("request", lambda r: in_flight.__setitem__(r, r.url.removeprefix(base)))
+    page.on("requestfinished", lambda r: in_flight.pop(r, None))
+    page.on("requestfailed", lambda r: in_flight.pop(r, None))
     page.on("console", on_console)
     page.on("pageerror", lambda error: report.add("console", f"uncaught: {error}"))
     page.on("response", on_response)
@@ -327,7 +339,7 @@ def visit(context, base: str, path: str, *, screenshots: Path | None = None,
     page.on("request", lambda r: None if is_local(r.url) else report.add("offsite", r.url))
     try:
         page.goto(base + path, wait_until="load", timeout=60_000)
-        _settle(page, report)
+        _settle(page, report, in_flight)
         drawn = _wait_for_widgets(page)
         for view in drawn:
             if not view["drawn"]:
@@ -343,8 +355,12 @@ def visit(context, base: str, path: str, *, screenshots: Path | None = None,
                 report.add("images", f"not loaded: {name}")
             # precomputed widget views are pictures of what the text around them describes;
             # ipywidgets' Image has no alt attribute to set
-            if not image["inWidget"] and not (image["alt"] or "").strip():
+            alt = (image["alt"] or "").strip()
+            if not image["inWidget"] and not alt:
                 report.add("alt", f"no alt text: {name}")
+            elif alt and Path(urlparse(image["src"]).path).name == Path(alt).name:
+                # myst-nb's default for a cell's figure: a screen reader reads out a hash
+                report.add("alt-file-name", f"alt text is only the file name: {name}")
         for formula in facts["math"]:
             if not formula["typeset"] or formula["error"]:
                 report.add("math", f"not typeset by MathJax: {formula['text']!r}")

@@ -83,6 +83,12 @@ def test_every_image_loads_and_has_alt_text(reports):
     assert not failures(reports, "images", "alt")
 
 
+@pytest.mark.xfail(strict=False, reason="myst-nb gives a cell's figure its file name as alt text; "
+                   "each figure needs words (cell metadata mystnb: image: alt: ...)")
+def test_figures_are_described_not_named_by_their_file(reports):
+    assert not failures(reports, "alt-file-name")
+
+
 def test_every_formula_is_typeset_by_the_local_mathjax(reports):
     assert sum(r.formulas for r in reports.values()) > 0, "no page has mathematics: the check is void"
     assert not failures(reports, "math")
@@ -139,6 +145,12 @@ def repository() -> tuple[str, str]:
     return urlparse(url).path.strip("/"), url
 
 
+def graded_cells(notebook: dict) -> list[str]:
+    """The nbgrader cell ids of a notebook, in order: what makes it this assignment."""
+    return [cell["metadata"]["nbgrader"]["grade_id"] for cell in notebook["cells"]
+            if "grade_id" in cell.get("metadata", {}).get("nbgrader", {})]
+
+
 def test_exercise_links_point_at_the_chapters_own_notebook(base, reports):
     owner_and_name, _ = repository()
     pages = {path: r.exercise for path, r in reports.items() if r.exercise}
@@ -153,7 +165,9 @@ def test_exercise_links_point_at_the_chapters_own_notebook(base, reports):
         for href in section["downloads"]:
             assert Path(urlparse(href).path).name == f"{assignment}.ipynb", f"{path}: download {href}"
             with urlopen(href) as response:
-                assert response.read() == released.read_bytes(), f"{path}: {href} is not {released.name}"
+                offered = json.loads(response.read())
+            assert graded_cells(offered) == graded_cells(json.loads(released.read_text())), (
+                f"{path}: {href} is not the released {released.name} (other graded cells)")
         assert section["launches"], f"{path}: no launch links (Colab, Binder) for {assignment}"
         notebook = f"exercises/{assignment}/{assignment}.ipynb"
         for label, href in section["launches"]:
@@ -235,8 +249,10 @@ BREAKAGES = {
                                                    'tex-mml-chtml.js"></script></head>', 1), {"offsite"}),
     "broken-widget": (lambda h: re.sub(r'("model_id": ")[0-9a-f]+', r"\g<1>" + "0" * 32, h, count=1), {"widgets"}),
     "dead-control": (_unlink_controls, {"controls"}),
-    "raw-tex": (lambda h: re.sub(r'<script[^>]*src="[^"]*mathjax/tex-mml-chtml\.js[^"]*"></script>', "", h),
-                {"math"}),
+    # MathJax asked of a CDN, as Sphinx does by default: offline, every formula stays raw TeX
+    "cdn-mathjax": (lambda h: re.sub(r'src="[^"]*mathjax/tex-mml-chtml\.js[^"]*"',
+                                     'src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js"', h),
+                    {"math", "offsite"}),
     "script-error": (lambda h: h.replace("</body>", "<script>undefinedCourseFunction()</script></body>", 1),
                      {"console"}),
     "collapsed": (lambda h: h.replace("</head>", "<style>.bd-article{max-height:120px;overflow:hidden}</style></head>", 1),
@@ -271,8 +287,10 @@ def broken_site(tmp_path_factory):
 def test_broken_pages_fail_the_checks(context, broken_site, tmp_path):
     root, page, names = broken_site
     with browser.serve(root) as base:
-        clean = browser.visit(context, base, page, widths={"laptop": browser.LAPTOP})
-        assert not clean.problems, f"the unbroken copy of {page} already fails: {clean.problems}"
+        # the copy itself is sound (its screenshots and controls are the real page's, checked above)
+        clean = browser.visit(context, base, page, widths={}, controls=False)
+        already = {kind: found for kind, found in clean.problems.items() if kind != "alt-file-name"}
+        assert not already, f"the unbroken copy of {page} already fails: {already}"
         missed = {}
         for name, (_, kinds) in BREAKAGES.items():
             # only the slow checks a breakage needs: screenshots, moving the controls
