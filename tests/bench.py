@@ -7,7 +7,8 @@ Prints, for the current machine:
 
 Budgets (from the issues): cached rebuild <= 20 s; every page <= 90 s and <= 2 GB peak RSS
 (the fine-tuning pages of Chapter 5: <= 180 s each, <= 8 minutes together);
-each assignment's reference solution autogrades in <= 30 s. Exits 1 if one is exceeded.
+each assignment's reference solution autogrades in <= 30 s; the browser checks of the built
+site (tests/test_browser.py) take <= 180 s. Exits 1 if one is exceeded.
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ REPO = grading.REPO
 BUDGET = {"cached_rebuild_s": 20, "page_s": 90, "page_rss_gb": 2.0, "autograde_s": 30,
           "load_forward_s": 3.0, "load_rss_gb": 1.0,
           # Chapter 5 fine-tunes during the build (issue 13): its pages get more, the chapter 8 min
-          "finetune_page_s": 180, "finetune_chapter_s": 480}
+          "finetune_page_s": 180, "finetune_chapter_s": 480,
+          # every toc page in headless Chromium, screenshots and broken copies included (issue 19)
+          "browser_checks_s": 180}
 FINETUNE_PAGES = "book/05"  # the pages of Chapter 5 start with this
 PEAK_RSS = "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0])"
 
@@ -45,6 +48,14 @@ def build_book(output: Path) -> float:
         check=True, capture_output=True, text=True,
     )
     return time.perf_counter() - start
+
+
+def browser_checks(site: Path) -> tuple[float, bool]:
+    """Seconds tests/test_browser.py takes on this build of the site, and whether it passed."""
+    start = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "site", "tests/test_browser.py"],
+                            cwd=REPO, env={**os.environ, "BERTLAB_SITE": str(site)}, capture_output=True, text=True)
+    return time.perf_counter() - start, result.returncode == 0
 
 
 def run_page(file: str) -> tuple[float, float]:
@@ -101,10 +112,15 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as out:
         cold = build_book(Path(out))
         cached = build_book(Path(out))
+        browser_s, browser_ok = browser_checks(Path(out) / "_build" / "html")
     print(f"book build, cold (empty cache): {cold:6.1f} s")
     print(f"book build, cached rebuild:     {cached:6.1f} s   (budget {BUDGET['cached_rebuild_s']} s)")
     if cached > BUDGET["cached_rebuild_s"]:
         failures.append("cached rebuild")
+    print(f"browser checks of the site:     {browser_s:6.1f} s   (budget {BUDGET['browser_checks_s']} s)"
+          + ("" if browser_ok else "  (some FAILED: run pytest -m site tests/test_browser.py)"))
+    if browser_s > BUDGET["browser_checks_s"]:
+        failures.append("browser checks")
 
     print(f"\n{'page':<40} {'seconds':>8} {'peak RSS GB':>12}")
     finetune_total = 0.0

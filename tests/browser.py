@@ -131,8 +131,7 @@ _FACTS_JS = """() => {
   const math = [...article.querySelectorAll('.math')].map(el => ({
     typeset: !!el.querySelector('mjx-container'), error: !!el.querySelector('mjx-merror'),
     text: el.textContent.slice(0, 60)}));
-  const headings = [...article.querySelectorAll('h1,h2,h3,h4,h5,h6')]
-    .filter(h => outside(h, '.cell_output')).map(h => [Number(h.tagName[1]), h.textContent.trim().replace(/¶$|#$/, '')]);
+  const headings = [...article.querySelectorAll('h1,h2,h3,h4,h5,h6')].map(h => [Number(h.tagName[1]), h.textContent.trim().replace(/¶$|#$/, '')]);
   const prose = [...article.querySelectorAll('p, li')].filter(el => outside(el, '.cell_output'))
     .map(el => el.innerText).join('\\n');
   const links = [...document.querySelectorAll('[href], [src]')].map(el => el.href || el.src)
@@ -156,7 +155,8 @@ _FACTS_JS = """() => {
   const contrast = (a, b) => { const [x, y] = [luminance(a), luminance(b)].sort((p, q) => q - p);
     return (x + 0.05) / (y + 0.05); };
   const lowContrast = [];
-  for (const pre of article.querySelectorAll('div.highlight pre')) {
+  // code blocks (sources and outputs) and inline code, as the theme colours them
+  for (const pre of article.querySelectorAll('div.highlight pre, :not(pre) > code')) {
     if (!pre.getClientRects().length) continue;
     for (const el of [pre, ...pre.querySelectorAll('span')]) {
       const own = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
