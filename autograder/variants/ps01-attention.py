@@ -1,26 +1,38 @@
 """Known-wrong and alternative-correct implementations for ps01-attention.
 
 Each entry maps a solution cell's grade id to the source a student might hand in. The
-assignment tests (tests/test_assignments.py) prove that every WRONG entry passes the visible
-tests and loses hidden-test points, and that every CORRECT entry scores full marks.
+assignment tests (tests/test_assignments.py) prove that every WRONG entry loses points, that
+each CORE entry (the core conceptual mistake of a function) fails its visible test with a
+message containing the given words, that at least a third of the WRONG entries pass every
+visible test and lose hidden-test points only, and that every CORRECT entry scores full marks.
 """
 
 WRONG = {
-    # Masks padded queries (rows) instead of padded keys (columns): [B, 1, T, 1].
+    # CORE: masks padded queries (rows) instead of padded keys (columns): [B, 1, T, 1].
     "padding_masks_queries": {
         "impl_padding_mask": '''
 def padding_mask(attention_mask):
     return attention_mask.bool()[:, None, :, None]
 ''',
     },
-    # The triangle points the wrong way: query i sees the future (j >= i).
+    # Builds the mask from the row lengths: right only for right padding (a hole in the
+    # middle, or left padding, is masked in the wrong place).
+    "padding_from_lengths": {
+        "impl_padding_mask": '''
+def padding_mask(attention_mask):
+    lengths = attention_mask.long().sum(dim=-1)
+    T = attention_mask.shape[-1]
+    return (torch.arange(T)[None, :] < lengths[:, None])[:, None, None, :]
+''',
+    },
+    # CORE: the triangle points the wrong way: query i sees the future (j >= i).
     "causal_sees_the_future": {
         "impl_causal_mask": '''
 def causal_mask(T):
     return torch.ones(T, T, dtype=torch.bool).triu()
 ''',
     },
-    # Forgets the 1/sqrt(d) scale.
+    # CORE: forgets the 1/sqrt(d) scale.
     "attention_without_scale": {
         "impl_scaled_dot_product_attention": '''
 def scaled_dot_product_attention(q, k, v, mask=None):
@@ -31,7 +43,7 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     return weights @ v, weights
 ''',
     },
-    # Softmax over the queries (axis -2) instead of the keys.
+    # CORE: softmax over the queries (axis -2) instead of the keys.
     "softmax_over_queries": {
         "impl_scaled_dot_product_attention": '''
 def scaled_dot_product_attention(q, k, v, mask=None):
@@ -42,7 +54,31 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     return weights @ v, weights
 ''',
     },
-    # Never applies the attention mask: padding gets attended to.
+    # Scales the caller's queries in place (q /= sqrt(d)): the output is right, q is changed.
+    "sdpa_scales_q_in_place": {
+        "impl_scaled_dot_product_attention": '''
+def scaled_dot_product_attention(q, k, v, mask=None):
+    q /= math.sqrt(q.shape[-1])
+    scores = q @ k.transpose(-2, -1)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+''',
+    },
+    # Indexes the scores with the mask as if it were always [T, T]: a [B, 1, 1, T] padding
+    # mask or a [B, h, T, T] mask breaks it.
+    "sdpa_mask_only_T_by_T": {
+        "impl_scaled_dot_product_attention": '''
+def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores[:, :, ~mask] = float("-inf")
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+''',
+    },
+    # CORE: never applies the attention mask: padding gets attended to.
     "bert_forgets_the_mask": {
         "impl_bert_self_attention": '''
 def bert_self_attention(hidden_states, attention, attention_mask):
@@ -68,6 +104,14 @@ def bert_self_attention(hidden_states, attention, attention_mask):
     return out.permute(0, 2, 3, 1).reshape(B, T, H)
 ''',
     },
+}
+
+CORE = {
+    "padding_masks_queries": "on the keys",
+    "causal_sees_the_future": "causal mask",
+    "attention_without_scale": "sqrt(d)",
+    "softmax_over_queries": "softmax axis",
+    "bert_forgets_the_mask": "padding mask",
 }
 
 CORRECT = {
