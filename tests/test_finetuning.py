@@ -161,3 +161,18 @@ def test_predict_pads_token_labels():
     loader = [{"input_ids": torch.randint(5, 50, (2, 4)), "labels": torch.tensor([0, 2])}] * 2
     predictions, labels = training.predict(model, loader)
     assert predictions.shape == labels.shape == (4,)
+
+
+def test_frozen_word_embeddings_stay_put_and_are_not_measured():
+    model = tiny_classifier()
+    n = training.freeze_word_embeddings(model)
+    assert n == 50 * 32
+    before = training.snapshot(model)
+    assert "embeddings.word_embeddings.weight" not in before
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-2)
+    scheduler = get_linear_schedule_with_warmup(optimizer, 0, 2)
+    words = model.bert.embeddings.word_embeddings.weight.detach().clone()
+    batch = {"input_ids": torch.randint(5, 50, (4, 6)), "labels": torch.tensor([0, 1, 2, 1])}
+    training.train_loop(model, [batch], optimizer, scheduler, 2)
+    assert torch.equal(words, model.bert.embeddings.word_embeddings.weight)
+    assert training.weight_change(before, model)["embeddings"] > 0  # position embeddings, LayerNorm

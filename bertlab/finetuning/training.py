@@ -73,9 +73,22 @@ def predict(model, loader) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.cat([pad(p, 0) for p in predictions]), torch.cat([pad(l, -100) for l in labels])
 
 
+def freeze_word_embeddings(model) -> int:
+    """Keep the 30,522 x 384 word-embedding matrix fixed; returns how many parameters that is.
+
+    It is half of the course checkpoint's parameters, and on a CPU its dense gradient and its
+    AdamW update cost a large share of each step of a short-sequence run, while fine-tuning
+    barely changes it (a batch touches a few hundred of its 30,522 rows).
+    """
+    weight = model.bert.embeddings.word_embeddings.weight
+    weight.requires_grad_(False)
+    return weight.numel()
+
+
 def snapshot(model) -> dict[str, torch.Tensor]:
-    """A copy of every parameter of the encoder (``model.bert``), to compare after training."""
-    return {name: p.detach().clone() for name, p in model.bert.named_parameters()}
+    """A copy of every trainable parameter of the encoder (``model.bert``), to compare after
+    training."""
+    return {name: p.detach().clone() for name, p in model.bert.named_parameters() if p.requires_grad}
 
 
 def layer_of(name: str) -> str:
@@ -86,9 +99,11 @@ def layer_of(name: str) -> str:
 
 def weight_change(before: dict[str, torch.Tensor], model) -> dict[str, float]:
     """Relative change per part of the encoder: ||W_after - W_before|| / ||W_before||, with the
-    norms taken over all of that part's parameters together."""
+    norms taken over all of that part's parameters in ``before`` together."""
     moved, size = defaultdict(float), defaultdict(float)
     for name, p in model.bert.named_parameters():
+        if name not in before:  # frozen
+            continue
         part = layer_of(name)
         moved[part] += float((p.detach() - before[name]).pow(2).sum())
         size[part] += float(before[name].pow(2).sum())
