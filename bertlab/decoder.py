@@ -100,8 +100,16 @@ def convert(gguf: Path, dest: Path) -> None:
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     model.config.bertlab_name = NAME
-    model.save_pretrained(dest)
-    tokenizer.save_pretrained(dest)
+    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
+
+    hub_bars = not are_progress_bars_disabled()
+    disable_progress_bars()  # nor a "Writing model shards" bar
+    try:
+        model.save_pretrained(dest)
+        tokenizer.save_pretrained(dest)
+    finally:
+        if hub_bars:
+            enable_progress_bars()
 
 
 def _converted_ok(folder: Path) -> bool:

@@ -8,7 +8,8 @@ Prints, for the current machine:
 Budgets (from the issues): cached rebuild <= 20 s; every page <= 90 s and <= 2 GB peak RSS
 (the fine-tuning pages of Chapter 5: <= 180 s each, <= 8 minutes together);
 each assignment's reference solution autogrades in <= 30 s; the browser checks of the built
-site (tests/test_browser.py) take <= 180 s. Exits 1 if one is exceeded.
+site (tests/test_browser.py) take <= 180 s; the decoder converts from its GGUF on first use in
+<= 60 s and loads in <= 5 s. Exits 1 if one is exceeded.
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ BUDGET = {"cached_rebuild_s": 20, "page_s": 90, "page_rss_gb": 2.0, "autograde_s
           # Chapter 5 fine-tunes during the build (issue 13): its pages get more, the chapter 8 min
           "finetune_page_s": 180, "finetune_chapter_s": 480,
           # every toc page in headless Chromium, screenshots and broken copies included (issue 19)
-          "browser_checks_s": 180}
+          "browser_checks_s": 180,
+          # the decoder (issue 14): GGUF -> HF folder on first use, then every later load
+          "decoder_convert_s": 60, "decoder_load_s": 5}
 FINETUNE_PAGES = "book/05"  # the pages of Chapter 5 start with this
 PEAK_RSS = "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0])"
 
@@ -104,6 +107,25 @@ def checkpoint_load() -> list[str]:
     return ["checkpoint load"] if over else []
 
 
+def decoder_load() -> list[str]:
+    """The embedded decoder: GGUF -> HF folder on first use (empty cache), then a load in a fresh process."""
+    from bertlab import decoder
+
+    with tempfile.TemporaryDirectory() as cache:
+        start = time.perf_counter()
+        decoder.embedded_decoder_path(cache_dir=Path(cache))
+        convert = time.perf_counter() - start
+    path = decoder.embedded_decoder_path()
+    script = ("import time, transformers; t = time.perf_counter(); "
+              f"transformers.AutoModelForCausalLM.from_pretrained({path!r}); "
+              f"transformers.AutoTokenizer.from_pretrained({path!r}); print(time.perf_counter() - t)")
+    load = float(subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
+                                text=True).stdout.split()[-1])
+    print(f"decoder conversion on first use (empty cache): {convert:.1f} s   (budget {BUDGET['decoder_convert_s']} s)")
+    print(f"decoder load (fresh process, after importing transformers): {load:.2f} s   (budget {BUDGET['decoder_load_s']} s)")
+    return ["decoder load"] if convert > BUDGET["decoder_convert_s"] or load > BUDGET["decoder_load_s"] else []
+
+
 def main() -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     failures = []
@@ -148,6 +170,7 @@ def main() -> int:
     print(f"(budget: {BUDGET['autograde_s']} s for a reference solution)")
 
     failures += checkpoint_load()
+    failures += decoder_load()
 
     print("\nbudgets: " + ("all met" if not failures else "EXCEEDED by " + ", ".join(failures)))
     return 1 if failures else 0
