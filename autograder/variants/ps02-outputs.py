@@ -1,12 +1,14 @@
 """Known-wrong and alternative-correct implementations for ps02-outputs.
 
 Each entry maps a solution cell's grade id to the source a student might hand in. The
-assignment tests (tests/test_assignments.py) prove that every WRONG entry passes the visible
-tests and loses hidden-test points, and that every CORRECT entry scores full marks.
+assignment tests (tests/test_assignments.py) prove that every WRONG entry loses points, that
+each CORE entry (the core conceptual mistake of a function) fails its visible test with a
+message containing the given words, that at least a third of the WRONG entries pass every
+visible test and lose hidden-test points only, and that every CORRECT entry scores full marks.
 """
 
 WRONG = {
-    # Averages over every position, padding included.
+    # CORE: averages over every position, padding included.
     "mean_over_padding": {
         "impl_mean_pool": '''
 def mean_pool(last_hidden_state, attention_mask):
@@ -21,6 +23,14 @@ def mean_pool(last_hidden_state, attention_mask):
     return summed / last_hidden_state.shape[1]
 ''',
     },
+    # Takes the first sum(mask) positions of each row: right only when the padding is on the right.
+    "mean_right_padding_only": {
+        "impl_mean_pool": '''
+def mean_pool(last_hidden_state, attention_mask):
+    lengths = attention_mask.long().sum(dim=1).tolist()
+    return torch.stack([last_hidden_state[b, :n].mean(dim=0) for b, n in enumerate(lengths)])
+''',
+    },
     # Normalises the rows of a but forgets those of b.
     "cosine_forgets_b": {
         "impl_cosine_similarity_matrix": '''
@@ -28,7 +38,7 @@ def cosine_similarity_matrix(a, b):
     return (a / a.norm(dim=-1, keepdim=True)) @ b.T
 ''',
     },
-    # Normalises each column (over the N vectors) instead of each row.
+    # CORE: normalises each column (over the N vectors) instead of each row.
     "cosine_normalises_columns": {
         "impl_cosine_similarity_matrix": '''
 import torch.nn.functional as F
@@ -37,7 +47,16 @@ def cosine_similarity_matrix(a, b):
     return F.normalize(a, dim=0) @ F.normalize(b, dim=0).T
 ''',
     },
-    # Uses only the first WordPiece piece of the word.
+    # Right values, but divides the caller's tensors in place.
+    "cosine_normalises_in_place": {
+        "impl_cosine_similarity_matrix": '''
+def cosine_similarity_matrix(a, b):
+    a /= a.norm(dim=1, keepdim=True)
+    b /= b.norm(dim=1, keepdim=True)
+    return a @ b.T
+''',
+    },
+    # CORE: uses only the first WordPiece piece of the word.
     "word_first_piece_only": {
         "impl_word_vector": '''
 def word_vector(model, tokenizer, sentence, word):
@@ -91,6 +110,28 @@ def word_vector(model, tokenizer, sentence, word):
     return hidden[found].mean(dim=0)
 ''',
     },
+    # Counts words by splitting at whitespace, but the tokenizer makes every punctuation mark a
+    # word of its own: after a comma or a bracket the word index points at the wrong word.
+    "word_index_from_whitespace_split": {
+        "impl_word_vector": '''
+def word_vector(model, tokenizer, sentence, word):
+    words = [w.strip(".,;:!?()'\\"").lower() for w in sentence.split()]
+    if word.lower() not in words:
+        raise ValueError(word)
+    index = words.index(word.lower())
+    encoding = tokenizer(sentence, return_tensors="pt")
+    positions = [t for t, w in enumerate(encoding.word_ids()) if w == index]
+    with torch.no_grad():
+        hidden = model(**encoding).last_hidden_state[0]
+    return hidden[positions].mean(dim=0)
+''',
+    },
+}
+
+CORE = {
+    "mean_over_padding": "padding",
+    "cosine_normalises_columns": "its own length",
+    "word_first_piece_only": "pieces",
 }
 
 CORRECT = {
