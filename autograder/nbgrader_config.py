@@ -40,6 +40,10 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 # (Setting extra_arguments replaces nbgrader's default, which keeps the kernel's history in memory.)
 c.Execute.extra_arguments = ["--InteractiveShell.xmode=Minimal", "--HistoryManager.hist_file=:memory:"]
 c.Execute.timeout = 120
+# After a cell's reply, nbclient waits this long for its last outputs, and nbgrader fails the whole
+# notebook if they are late (raise_on_iopub_timeout): 4 s by default, which a busy machine grading
+# in parallel can exceed. A generous wait costs nothing when the outputs come at once.
+c.Execute.iopub_timeout = 30
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     # ... and outputs that quote hidden tests (a submission can print them) are replaced first.
