@@ -1,12 +1,14 @@
 """Known-wrong and alternative-correct implementations for ps03-heads.
 
 Each entry maps a solution cell's grade id to the source a student might hand in. The
-assignment tests (tests/test_assignments.py) prove that every WRONG entry passes the visible
-tests and loses hidden-test points, and that every CORRECT entry scores full marks.
+assignment tests (tests/test_assignments.py) prove that every WRONG entry loses points, that
+each CORE entry (the core conceptual mistake of a function) fails its visible test with a
+message containing the given words, that at least a third of the WRONG entries pass every
+visible test and lose hidden-test points only, and that every CORRECT entry scores full marks.
 """
 
 WRONG = {
-    # Forgets the head's LayerNorm: dense -> GELU -> vocabulary.
+    # CORE: forgets the head's LayerNorm: dense -> GELU -> vocabulary.
     "mlm_without_layernorm": {
         "impl_mlm_head_logits": '''
 def mlm_head_logits(hidden_states, mlm_model):
@@ -15,7 +17,7 @@ def mlm_head_logits(hidden_states, mlm_model):
     return x @ mlm_model.bert.embeddings.word_embeddings.weight.T + p.bias
 ''',
     },
-    # Projects onto the vocabulary without the output bias.
+    # CORE: projects onto the vocabulary without the output bias.
     "mlm_without_bias": {
         "impl_mlm_head_logits": '''
 def mlm_head_logits(hidden_states, mlm_model):
@@ -35,7 +37,17 @@ def mlm_head_logits(hidden_states, mlm_model):
     return x @ p.decoder.weight.T + p.bias
 ''',
     },
-    # Scores every pair within the length limit in either order: end may come before start.
+    # LayerNorm with F.layer_norm's default eps (1e-5) instead of the module's own.
+    "mlm_default_eps": {
+        "impl_mlm_head_logits": '''
+def mlm_head_logits(hidden_states, mlm_model):
+    p = mlm_model.cls.predictions
+    x = ACT2FN[mlm_model.config.hidden_act](p.transform.dense(hidden_states))
+    x = F.layer_norm(x, x.shape[-1:], p.transform.LayerNorm.weight, p.transform.LayerNorm.bias)
+    return x @ mlm_model.bert.embeddings.word_embeddings.weight.T + p.bias
+''',
+    },
+    # CORE: scores every pair within the length limit in either order: end may come before start.
     "qa_end_before_start": {
         "impl_qa_best_span": '''
 def qa_best_span(start_logits, end_logits, max_answer_len, allowed=None):
@@ -85,7 +97,7 @@ def qa_best_span(start_logits, end_logits, max_answer_len, allowed=None):
     return best[1], best[2]
 ''',
     },
-    # Keeps overwriting a word's label, so its LAST piece decides.
+    # CORE: keeps overwriting a word's label, so its LAST piece decides.
     "words_last_piece": {
         "impl_word_level_predictions": '''
 def word_level_predictions(logits, word_ids):
@@ -122,6 +134,13 @@ def word_level_predictions(logits, word_ids):
     return labels
 ''',
     },
+}
+
+CORE = {
+    "mlm_without_layernorm": "LayerNorm",
+    "mlm_without_bias": "bias",
+    "qa_end_before_start": "end before start",
+    "words_last_piece": "first piece",
 }
 
 CORRECT = {
