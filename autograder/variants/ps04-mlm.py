@@ -1,8 +1,10 @@
 """Known-wrong and alternative-correct implementations for ps04-mlm.
 
 Each entry maps a solution cell's grade id to the source a student might hand in. The
-assignment tests (tests/test_assignments.py) prove that every WRONG entry passes the visible
-tests and loses hidden-test points, and that every CORRECT entry scores full marks.
+assignment tests (tests/test_assignments.py) prove that every WRONG entry loses points, that
+each CORE entry (the core conceptual mistake of a function) fails its visible test with a
+message containing the given words, that at least a third of the WRONG entries pass every
+visible test and lose hidden-test points only, and that every CORRECT entry scores full marks.
 """
 
 WRONG = {
@@ -22,7 +24,7 @@ def mask_tokens(input_ids, special_tokens_mask, mask_token_id, vocab_size, mlm_p
     return inputs, labels
 ''',
     },
-    # Ignores special_tokens_mask: [CLS], [SEP] and padding get selected and scored too.
+    # CORE: ignores special_tokens_mask: [CLS], [SEP] and padding get selected and scored too.
     "selects_special_tokens": {
         "impl_mask_tokens": '''
 def mask_tokens(input_ids, special_tokens_mask, mask_token_id, vocab_size, mlm_probability=0.15, generator=None):
@@ -33,6 +35,41 @@ def mask_tokens(input_ids, special_tokens_mask, mask_token_id, vocab_size, mlm_p
     inputs[selected & (u < 0.8)] = mask_token_id
     to_random = selected & (u >= 0.8) & (u < 0.9)
     inputs[to_random] = torch.randint(vocab_size, input_ids.shape, generator=generator)[to_random]
+    return inputs, labels
+''',
+    },
+    # CORE: labels 0 ([PAD]'s id) instead of -100 at the positions that are not selected.
+    "labels_zero_for_unselected": {
+        "impl_mask_tokens": '''
+def mask_tokens(input_ids, special_tokens_mask, mask_token_id, vocab_size, mlm_probability=0.15, generator=None):
+    inputs, labels = input_ids.clone(), input_ids.clone()
+    prob = torch.full(input_ids.shape, float(mlm_probability)).masked_fill(special_tokens_mask.bool(), 0.0)
+    selected = torch.bernoulli(prob, generator=generator).bool()
+    labels[~selected] = 0
+    u = torch.rand(input_ids.shape, generator=generator)
+    inputs[selected & (u < 0.8)] = mask_token_id
+    to_random = selected & (u >= 0.8) & (u < 0.9)
+    inputs[to_random] = torch.randint(vocab_size, input_ids.shape, generator=generator)[to_random]
+    return inputs, labels
+''',
+    },
+    # Google's create_pretraining_data.py recipe, not the one asked for: a fixed count,
+    # round(p * n), of each row's shuffled candidates. The overall rate is right; the spread
+    # of the count per row is not.
+    "fixed_count_per_row": {
+        "impl_mask_tokens": '''
+def mask_tokens(input_ids, special_tokens_mask, mask_token_id, vocab_size, mlm_probability=0.15, generator=None):
+    inputs, labels = input_ids.clone(), torch.full_like(input_ids, -100)
+    for b in range(input_ids.shape[0]):
+        candidates = (special_tokens_mask[b] == 0).nonzero().flatten()
+        n = int(round(mlm_probability * len(candidates)))
+        chosen = candidates[torch.randperm(len(candidates), generator=generator)[:n]]
+        labels[b, chosen] = input_ids[b, chosen]
+        u = torch.rand(len(chosen), generator=generator)
+        random_ids = torch.randint(vocab_size, (len(chosen),), generator=generator)
+        inputs[b, chosen[u < 0.8]] = mask_token_id
+        keep = (u >= 0.8) & (u < 0.9)
+        inputs[b, chosen[keep]] = random_ids[keep]
     return inputs, labels
 ''',
     },
@@ -50,13 +87,24 @@ def mask_tokens(input_ids, special_tokens_mask, mask_token_id, vocab_size, mlm_p
     return inputs, labels
 ''',
     },
-    # Unscored positions count as zero loss and the mean runs over every position.
+    # CORE: unscored positions count as zero loss and the mean runs over every position.
     "loss_mean_over_all_positions": {
         "impl_mlm_loss": '''
 def mlm_loss(logits, labels):
     V = logits.shape[-1]
     per_position = F.cross_entropy(logits.reshape(-1, V), labels.clamp(min=0).reshape(-1), reduction="none")
     return (per_position * (labels.reshape(-1) != -100)).mean()
+''',
+    },
+    # The mean of each sequence's mean: right when every row has as many scored positions.
+    "loss_mean_of_row_means": {
+        "impl_mlm_loss": '''
+def mlm_loss(logits, labels):
+    per_row = []
+    for b in range(labels.shape[0]):
+        scored = labels[b] != -100
+        per_row.append(F.cross_entropy(logits[b][scored], labels[b][scored]))
+    return torch.stack(per_row).mean()
 ''',
     },
     # Only the first [MASK] of a text is filled.
@@ -71,7 +119,7 @@ def fill_mask(model, tokenizer, text, k=5):
     return [[(tokenizer.decode([int(i)]), float(p)) for p, i in zip(top.values, top.indices)]]
 ''',
     },
-    # Softmax over the k best logits only: the probabilities are renormalised to sum to 1.
+    # CORE: softmax over the k best logits only: the probabilities are renormalised to sum to 1.
     "fill_renormalised_top_k": {
         "impl_fill_mask": '''
 def fill_mask(model, tokenizer, text, k=5):
@@ -86,6 +134,13 @@ def fill_mask(model, tokenizer, text, k=5):
     return out
 ''',
     },
+}
+
+CORE = {
+    "selects_special_tokens": "special tokens are never selected",
+    "labels_zero_for_unselected": "the value the loss ignores",
+    "loss_mean_over_all_positions": "-100 labels are not scored",
+    "fill_renormalised_top_k": "whole vocabulary",
 }
 
 CORRECT = {
