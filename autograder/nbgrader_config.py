@@ -2,7 +2,7 @@
 
 The course root is the repository root, found from this file's location, so the gradebook and
 grading folders never land wherever nbgrader happens to be started from (nbgrader ignores
-``--config`` and silently creates an empty ./gradebook.db otherwise; see TOOLCHAIN.md).
+``--config`` and silently creates an empty ./gradebook.db otherwise).
 The root's ``nbgrader_config.py`` loads this file, so plain ``nbgrader ...`` from the root works.
 
 Folders (relative to the root):

@@ -1,9 +1,11 @@
-"""Keep Jupyter Book's execution cache honest about which model the pages ran on.
+"""Keep Jupyter Book's execution cache honest about which models the pages ran on.
 
-jupyter-cache re-executes a page only when its code changes, not when ``BERTLAB_MODEL`` or the
-embedded checkpoint does; cached outputs would then describe the previous model. ``make book``
-runs this first: it records the model's identity next to the cache and empties the cache when
-that identity changed.
+jupyter-cache re-executes a page only when its code changes, not when ``BERTLAB_MODEL``,
+``BERTLAB_DECODER`` or the embedded checkpoint does; cached outputs would then describe the
+previous model. ``make book`` runs this first: it records the identity of both models (the BERT
+of every chapter, the decoder of Chapters 1, 6 and 8) next to the cache and empties the cache
+when it changed. Resolving the decoder here also converts it on a fresh machine, once, before
+the first page needs it.
 
     python -m bertlab.book_cache _build
 """
@@ -15,13 +17,14 @@ import shutil
 import sys
 from pathlib import Path
 
+from bertlab.decoder import decoder_path
 from bertlab.models import model_path
 
 
-def model_identity() -> str:
-    """The resolved model, plus the hash of its config and weights' sizes (a re-trained
+def folder_identity(name: str) -> str:
+    """A resolved model, plus the hash of its config and its weight files' sizes (a re-trained
     checkpoint in the same folder counts as a different model)."""
-    path = Path(model_path())
+    path = Path(name)
     digest = hashlib.sha256(str(path).encode())
     if path.is_dir():
         for file in sorted(path.iterdir()):
@@ -32,6 +35,11 @@ def model_identity() -> str:
     return digest.hexdigest()
 
 
+def model_identity() -> str:
+    """The identity of the encoder and of the decoder the pages load, as one string."""
+    return folder_identity(model_path()) + ":" + folder_identity(decoder_path())
+
+
 def refresh(build_dir: Path) -> bool:
     """Empty ``build_dir/.jupyter_cache`` if the model changed since the last build."""
     stamp = build_dir / ".bertlab-model"
@@ -39,7 +47,7 @@ def refresh(build_dir: Path) -> bool:
     changed = stamp.is_file() and stamp.read_text().strip() != identity
     if changed:
         shutil.rmtree(build_dir / ".jupyter_cache", ignore_errors=True)
-        print(f"bertlab: the model changed since the last build; re-executing every page ({model_path()})")
+        print(f"bertlab: a model changed since the last build; re-executing every page ({model_path()}, {decoder_path()})")
     build_dir.mkdir(parents=True, exist_ok=True)
     stamp.write_text(identity + "\n")
     return changed

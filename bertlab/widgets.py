@@ -4,7 +4,8 @@ A static page has no kernel, so a widget cannot recompute anything. These explor
 every view in advance (one small matplotlib PNG per view), put the views in an ipywidgets 8
 ``Stack``, and tie the controls to the stacks with ``widgets.jslink``. The link is part of the
 page's saved widget state and runs in plain JavaScript, so choosing a layer or a head switches
-the picture on the website as in a live notebook (see TOOLCHAIN.md, "Jupyter Book 1").
+the picture on the website as in a live notebook (``book/_vendor/jupyter-widgets/README.md``
+says how the widget renderer is served offline).
 
 First used in the book's "What comes out of BERT" chapter (the attention explorer).
 """

@@ -94,3 +94,7 @@ def test_book_cache_is_emptied_when_the_model_changes(monkeypatch, tmp_path):
     monkeypatch.setenv("BERTLAB_MODEL", str(other))
     assert book_cache.refresh(build)
     assert not (build / ".jupyter_cache").exists()
+    (build / ".jupyter_cache").mkdir()
+    monkeypatch.setenv("BERTLAB_DECODER", str(other))  # another decoder re-runs the pages too
+    assert book_cache.refresh(build)
+    assert not (build / ".jupyter_cache").exists()
