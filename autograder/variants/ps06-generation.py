@@ -258,6 +258,62 @@ def distinct_n(texts, n):
     return len(set(grams)) / len(grams)
 ''',
     },
+    # Samples with torch's global generator, not the one it was given (found by review).
+    "gibbs_global_generator": {
+        "impl_gibbs_step": '''
+def gibbs_step(model, tokenizer, input_ids, position, temperature, top_k, generator):
+    ids = input_ids.clone()
+    ids[position] = tokenizer.mask_token_id
+    with torch.no_grad():
+        z = model(input_ids=ids[None]).logits[0, position] / temperature
+    z[tokenizer.all_special_ids] = float("-inf")
+    values, candidates = z.topk(top_k)
+    ids[position] = candidates[torch.multinomial(values.softmax(-1), 1)[0]]
+    return ids
+''',
+    },
+    # Ranks confidence by the raw max logit instead of its softmax probability (found by review).
+    "mask_predict_logit_confidence": {
+        "impl_mask_predict": '''
+def mask_predict(model, tokenizer, length, iterations):
+    ids = torch.tensor([tokenizer.cls_token_id] + [tokenizer.mask_token_id] * length + [tokenizer.sep_token_id])
+    conf, redo = torch.zeros(length), torch.arange(length)
+    for t in range(iterations):
+        if t > 0:
+            n = length * (iterations - t) // iterations
+            if n == 0:
+                break
+            redo = conf.topk(n, largest=False).indices
+            ids[1 + redo] = tokenizer.mask_token_id
+        with torch.no_grad():
+            z = model(input_ids=ids[None]).logits[0, 1:-1]
+        best, tokens = z.max(-1)
+        ids[1 + redo], conf[redo] = tokens[redo], best[redo]
+    return ids[1:-1].tolist()
+''',
+    },
+    # Splits on single spaces only: a tab or newline glues two words (found by review).
+    "distinct_splits_on_spaces_only": {
+        "impl_distinct_n": '''
+def distinct_n(texts, n):
+    grams = []
+    for text in texts:
+        words = [w for w in text.lower().split(" ") if w]
+        grams += [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
+    return len(set(grams)) / len(grams) if grams else 0.0
+''',
+    },
+    # Joins the words of an n-gram with nothing between them: "ab c" and "a bc" collide.
+    "distinct_joins_without_separator": {
+        "impl_distinct_n": '''
+def distinct_n(texts, n):
+    grams = []
+    for text in texts:
+        words = text.lower().split()
+        grams += ["".join(words[i:i + n]) for i in range(len(words) - n + 1)]
+    return len(set(grams)) / len(grams) if grams else 0.0
+''',
+    },
 }
 
 CORE = {
