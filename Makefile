@@ -78,9 +78,14 @@ lab: install
 # Submissions go in autograder/submitted/<student>/$(ASSIGNMENT)/ (e.g. from `nbgrader zip_collect`).
 release: exercises
 
-autograde: exercises
+# Releases only the assignment being graded (so the gradebook knows its hidden tests), grades
+# it, then prints one row per student and writes autograder/reports/$(ASSIGNMENT).csv/.json;
+# fails naming every student whose submission needs a look.
+autograde: install
 	@test -d autograder/submitted || { echo "no submissions: put them in autograder/submitted/<student>/$(ASSIGNMENT)/"; exit 1; }
-	OMP_NUM_THREADS=1 nbgrader autograde $(ASSIGNMENT) --create --force
+	nbgrader generate_assignment $(ASSIGNMENT) --force --log-level=WARN
+	OMP_NUM_THREADS=1 nbgrader autograde $(ASSIGNMENT) --create --force; status=$$?; \
+	  $(BIN)/python -m bertlab.grade_report $(ASSIGNMENT) || status=1; exit $$status
 
 feedback: install
 	nbgrader generate_feedback $(ASSIGNMENT) --force

@@ -282,6 +282,21 @@ def test_a_kernel_that_dies_costs_only_the_cells_after(course):
     assert "the kernel died while running this cell" in html and "not run: the kernel died" in html
 
 
+def test_the_report_names_who_needs_a_look(course, tmp_path):
+    from bertlab import grade_report
+
+    path, names, _, _ = course
+    rows = {r["student"]: r for r in grade_report.report(path, ASSIGNMENT)}
+    assert set(rows) == set(names), set(names) ^ set(rows)
+    assert rows["honest"]["flags"] == "" and rows["honest"]["score"] == rows["honest"]["max_score"]
+    assert "kernel rigged" in rows["rig-blank-cells"]["flags"]
+    assert "kernel died" in rows["honest-then-dies"]["flags"]
+    assert "output cut" in rows["honest-floods-output"]["flags"]
+    assert "not graded" in rows["not-a-notebook"]["flags"]
+    csv_path, json_path = grade_report.write(list(rows.values()), tmp_path, ASSIGNMENT)
+    assert len(csv_path.read_text().splitlines()) == len(rows) + 1 and json_path.exists()
+
+
 def test_output_is_capped_in_bytes(course):
     path, _, _, _ = course
     autograded = path / "autograder" / "autograded" / "honest-floods-output" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
