@@ -222,6 +222,18 @@ def train_step(model, batch, optimizer, scheduler, max_grad_norm=1.0):
     return loss.item()
 ''',
     },
+    # No argument check: a window that does not advance (stride >= window) loops for ever (found by review).
+    "window_loops_for_ever": {
+        "impl_window_spans": '''
+def window_spans(n_tokens, window, stride):
+    spans, start = [], 0
+    while True:
+        spans.append((start, min(start + window, n_tokens)))
+        if start + window >= n_tokens:
+            return spans
+        start += window - stride
+''',
+    },
 }
 
 #: The core conceptual mistake of each function -> words its visible-test failure must contain.
