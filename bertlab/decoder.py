@@ -34,7 +34,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from bertlab.models import ModelNotAvailableError, _hub_model_cached, _looks_like_path, _offline
+from bertlab.checkpoint.embedded import cache_root
+from bertlab.models import ModelNotAvailableError, resolve_named
 
 DECODER_ENV_VAR = "BERTLAB_DECODER"
 
@@ -57,11 +58,6 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
-
-
-def _cache_root() -> Path:
-    # The same folder as the assembled encoder checkpoint (bertlab/checkpoint/embedded.py).
-    return Path(os.environ.get("BERTLAB_CACHE") or Path.home() / ".cache" / "bertlab")
 
 
 def gguf_path() -> Path:
@@ -127,7 +123,7 @@ def embedded_decoder_path(cache_dir: Path | None = None, gguf: Path | None = Non
 
     Raises :class:`DamagedDecoderError` when the GGUF file fails its sha256 check.
     """
-    root = Path(cache_dir) if cache_dir else _cache_root()
+    root = Path(cache_dir) if cache_dir else cache_root()  # beside the assembled encoder checkpoint
     final = root / f"decoder-{GGUF_SHA256[:16]}"
     if _converted_ok(final):
         return str(final)
@@ -179,23 +175,4 @@ def decoder_path(name: str | None = None) -> str:
     if name is None:
         return embedded_decoder_path()
 
-    expanded = os.path.expanduser(name)
-    if os.path.isdir(expanded):
-        if not os.path.isfile(os.path.join(expanded, "config.json")):
-            raise _not_available(name, "the folder exists but holds no config.json.")
-        return os.path.abspath(expanded)
-    if _looks_like_path(name) or os.path.exists(expanded):
-        raise _not_available(name, "no such folder.")
-    if _hub_model_cached(name):
-        return name
-    if _offline():
-        raise _not_available(
-            name, "it is a hub id, it is not in the local Hugging Face cache, and HF_HUB_OFFLINE=1.")
-    try:
-        from huggingface_hub import hf_hub_download
-
-        hf_hub_download(name, "config.json", etag_timeout=5)
-    except Exception as err:  # any network or repo error means: not loadable here
-        raise _not_available(
-            name, f"it is not cached and the hub could not be reached ({type(err).__name__}).") from err
-    return name
+    return resolve_named(name, _not_available)

@@ -99,19 +99,26 @@ def model_path(name: str | None = None) -> str:
         return default_model_path()
     if name == MINILM:
         return minilm_path()
+    return resolve_named(name, _not_available)
 
+
+def resolve_named(name: str, not_available) -> str:
+    """A model named by a reader: a local folder (made absolute), or a hub id that is cached or
+    reachable. ``not_available(name, why)`` builds the error to raise otherwise, so each resolver
+    (this module's :func:`model_path`, :func:`bertlab.decoder.decoder_path`) names its own
+    environment variable."""
     expanded = os.path.expanduser(name)
     if os.path.isdir(expanded):
         if not os.path.isfile(os.path.join(expanded, "config.json")):
-            raise _not_available(name, "the folder exists but holds no config.json.")
+            raise not_available(name, "the folder exists but holds no config.json.")
         return os.path.abspath(expanded)
     if _looks_like_path(name) or os.path.exists(expanded):
-        raise _not_available(name, "no such folder.")
+        raise not_available(name, "no such folder.")
 
     if _hub_model_cached(name):
         return name
     if _offline():
-        raise _not_available(
+        raise not_available(
             name, "it is a hub id, it is not in the local Hugging Face cache, and HF_HUB_OFFLINE=1."
         )
     try:
@@ -119,7 +126,7 @@ def model_path(name: str | None = None) -> str:
 
         hf_hub_download(name, "config.json", etag_timeout=5)
     except Exception as err:  # any network or repo error means: not loadable here
-        raise _not_available(
+        raise not_available(
             name, f"it is not cached and the hub could not be reached ({type(err).__name__})."
         ) from err
     return name
