@@ -221,4 +221,13 @@ def build_messages(question, passages):
     return [dict(role="system", content="Be brief."), dict(role="user", content=user)]
 ''',
     },
+    # An answer cue after the question ("Answer:"): the passages still come first (found by review).
+    "answer_cue_after_question": {
+        "impl_build_messages": '''
+def build_messages(question, passages):
+    ctx = "".join(f"[{i}] {p}\n" for i, p in enumerate(passages, 1))
+    return [{"role": "system", "content": "Answer in a few words."},
+            {"role": "user", "content": f"{ctx}Question: {question}\nAnswer:"}]
+''',
+    },
 }
