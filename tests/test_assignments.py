@@ -62,9 +62,7 @@ def autograded_outputs(course: Path, assignment: str, student: str) -> str:
     return "\n".join(texts)
 
 
-# One xdist group per assignment: `pytest -n 2 --dist loadgroup` grades two assignments at once,
-# and each assignment's tests share one round trip on one worker.
-@pytest.fixture(scope="module", params=[pytest.param(a, marks=pytest.mark.xdist_group(a)) for a in ASSIGNMENTS])
+@pytest.fixture(scope="module", params=ASSIGNMENTS)
 def graded(request, tmp_path_factory):
     """Release, submit stub + solution + every variant, autograde once, feedback, export."""
     assignment = request.param

@@ -24,8 +24,6 @@ import torch  # noqa: E402
 from bertlab.checkpoint import corpus, embedded, export, probes, train  # noqa: E402
 from bertlab.models import minilm_path  # noqa: E402
 
-pytestmark = pytest.mark.xdist_group("checkpoint")  # its module fixtures are built once, on one worker
-
 SUBJECTS = ["the cat", "my sister", "the old man", "a small dog", "our teacher", "the farmer", "his friend"]
 VERBS = ["walked to", "looked at", "cleaned", "painted", "visited", "found", "liked"]
 OBJECTS = ["the house", "a red car", "the garden", "the school", "a big tree", "the river", "the kitchen"]

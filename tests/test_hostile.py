@@ -31,7 +31,7 @@ import pytest
 from bertlab import grading, kernel_sandbox
 from bertlab.feedback_redaction import spellings
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("hostile")]  # one batch, one worker
+pytestmark = pytest.mark.slow
 
 ASSIGNMENT = "ps00-tokens"
 LAST_OF_FIRST_FUNCTION = "test_pad_batch_hidden"  # the first graded function's last test cell
