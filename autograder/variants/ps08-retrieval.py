@@ -223,7 +223,7 @@ def build_messages(question, passages):
     },
     # An answer cue after the question ("Answer:"): the passages still come first (found by review).
     "answer_cue_after_question": {
-        "impl_build_messages": '''
+        "impl_build_messages": r'''
 def build_messages(question, passages):
     ctx = "".join(f"[{i}] {p}\n" for i, p in enumerate(passages, 1))
     return [{"role": "system", "content": "Answer in a few words."},
