@@ -1,6 +1,6 @@
 """`make bench`: speed and memory of the course on this machine, checked against the budgets.
 
-Prints, for the current machine:
+Prints, for the current machine (the site it builds stays in _build/bench):
 - cold book build time (empty cache) and cached rebuild time (nothing changed);
 - each page's execution time and peak RSS (VmHWM of its kernel);
 - autograde seconds per submission, for every assignment's reference solution.
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -143,10 +144,13 @@ def main() -> int:
     failures = []
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
 
-    with tempfile.TemporaryDirectory() as out:
-        cold = build_book(Path(out))
-        cached = build_book(Path(out))
-        browser_s, browser_ok = browser_checks(Path(out) / "_build" / "html")
+    # Built from an empty cache into _build/bench (kept: BERTLAB_SITE=_build/bench/_build/html
+    # points the site checks at it), never into the _build/html of `make book`.
+    out = REPO / "_build" / "bench"
+    shutil.rmtree(out, ignore_errors=True)
+    cold = build_book(out)
+    cached = build_book(out)
+    browser_s, browser_ok = browser_checks(out / "_build" / "html")
     print(f"book build, cold (empty cache): {cold:6.1f} s")
     print(f"book build, cached rebuild:     {cached:6.1f} s   (budget {BUDGET['cached_rebuild_s']} s)")
     if cached > BUDGET["cached_rebuild_s"]:

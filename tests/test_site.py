@@ -1,6 +1,7 @@
 """Checks on the built website (run by `make test` after `make book`): nothing secret is
 published, every page in the toc was built from an executed notebook, widgets load locally."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ import yaml
 from bertlab import grading
 
 REPO = grading.REPO
-SITE = REPO / "_build" / "html"
+SITE = Path(os.environ.get("BERTLAB_SITE", REPO / "_build" / "html")).resolve()  # as tests/test_browser.py
 pytestmark = pytest.mark.site
 
 
