@@ -24,7 +24,7 @@ ASSIGNMENT ?= $(lastword $(ASSIGNMENTS))
 JB_FLAGS := -W -n --keep-going
 
 .PHONY: install book book-strict test unit exercises check-exercises lab release autograde \
-        feedback grades bench checkpoint clean
+        feedback grades bench checkpoint bert2bert clean
 
 install: $(STAMP)
 
@@ -129,6 +129,16 @@ checkpoint: install
 	$(BIN)/python -m bertlab.checkpoint.export --run runs/train $(CORPORA)
 	$(BIN)/python -m bertlab.checkpoint.evaluate $(CORPORA) --json bertlab/checkpoint/weights/evaluation.json
 	$(BIN)/python -m bertlab.checkpoint.evaluate --model base --no-load $(CORPORA) --json runs/evaluation-base.json
+
+## BERT2BERT (Chapter 7): the course checkpoint given a decoder, fine-tuned on the definitions task
+
+# Seq2SeqTrainer on the shipped pairs (bertlab/bert2bert/data), encoder frozen; exports the decoder
+# into bertlab/bert2bert/weights, then scores it on the held-out pairs (evaluation.json there).
+# Resumable: run it again and training goes on from the last checkpoint in runs/bert2bert.
+BERT2BERT_STEPS ?= 2000
+bert2bert: install
+	$(BIN)/python -m bertlab.bert2bert.train --out runs/bert2bert --max-steps $(BERT2BERT_STEPS)
+	$(BIN)/python -m bertlab.bert2bert.evaluate
 
 ## Measurements ------------------------------------------------------------------------------
 

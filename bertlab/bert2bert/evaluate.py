@@ -1,0 +1,75 @@
+"""Score BERT2BERT on the held-out definitions; ``make bert2bert`` runs it after training.
+
+Four writers on the same held-out sample (:func:`bertlab.bert2bert.scores.held_out_sample`):
+the untrained BERT2BERT (warm-started, cross-attention random), the fine-tuned one with greedy
+search and with beam search, and the course's decoder (SmolLM2-135M-Instruct, Chapter 6)
+shown three training pairs as examples. Writes ``weights/evaluation.json``, which Chapter 7
+reads and re-checks on a subset in its own run.
+
+    python -m bertlab.bert2bert.evaluate [--n 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from bertlab.bert2bert import definitions
+from bertlab.bert2bert.embedded import WEIGHTS_DIR, bert2bert_path
+from bertlab.bert2bert.scores import few_shot_conversation, held_out_sample, rouge, write_definitions
+
+BEAM = {"num_beams": 4, "length_penalty": 1.0, "no_repeat_ngram_size": 3, "early_stopping": True}
+GREEDY = {"num_beams": 1, "do_sample": False}
+N_SHOTS = 3
+
+
+def decoder_definitions(rows: list[dict]) -> list[str]:
+    """The course decoder's definitions, each prompted with the same three training pairs."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from bertlab.decoder import decoder_path
+    from bertlab.retrieval.answering import generate_answers
+
+    path = decoder_path()
+    decoder, tokenizer = AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
+    examples = definitions.load("train")[:: 5000][:N_SHOTS]
+    return generate_answers(decoder, tokenizer, [few_shot_conversation(r, examples) for r in rows], max_new_tokens=24)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--n", type=int, default=300, help="held-out pairs to score")
+    ap.add_argument("--out", type=Path, default=WEIGHTS_DIR / "evaluation.json")
+    args = ap.parse_args(argv)
+
+    from transformers import AutoTokenizer, EncoderDecoderModel
+
+    from bertlab.bert2bert.model import warm_start
+    from bertlab.checkpoint.embedded import checkpoint_path
+
+    rows = held_out_sample(args.n)
+    references = [r["definition"] for r in rows]
+    tokenizer = AutoTokenizer.from_pretrained(checkpoint_path())
+    trained = EncoderDecoderModel.from_pretrained(bert2bert_path())
+    writers = {
+        "untrained": lambda: write_definitions(warm_start(checkpoint_path(), tokenizer), tokenizer, rows, **GREEDY),
+        "fine-tuned, greedy": lambda: write_definitions(trained, tokenizer, rows, **GREEDY),
+        "fine-tuned, beam 4": lambda: write_definitions(trained, tokenizer, rows, **BEAM),
+        f"decoder, {N_SHOTS} examples": lambda: decoder_definitions(rows),
+    }
+    results = {}
+    for name, write in writers.items():
+        start = time.perf_counter()
+        written = write()
+        results[name] = {**rouge(written, references), "seconds": time.perf_counter() - start,
+                         "written": written}
+        print(f"{name:24} " + "  ".join(f"{k} {v:5.1f}" for k, v in results[name].items() if k != "written"))
+    record = {"n": args.n, "synsets": [r["synset"] for r in rows], "beam": BEAM, "results": results}
+    args.out.write_text(json.dumps(record, indent=1) + "\n")
+    print("wrote", args.out)
+
+
+if __name__ == "__main__":
+    main()

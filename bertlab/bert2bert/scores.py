@@ -1,0 +1,67 @@
+"""Writing definitions and scoring them (Chapter 7, ``make bert2bert``).
+
+ROUGE (Lin 2004) with Google's ``rouge-score`` package, the implementation Rothe et al. (2020)
+report with: ROUGE-1 and ROUGE-2 count the words and word pairs a written definition shares
+with WordNet's, ROUGE-L the longest common subsequence; each is an F1 between 0 and 100 (with
+Porter stemming), averaged over the held-out pairs. Exact match compares lower-cased words.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+import torch
+from tqdm.auto import tqdm
+
+from bertlab.bert2bert import definitions
+
+ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
+
+
+def held_out_sample(n: int = 300) -> list[dict]:
+    """The first ``n`` held-out pairs with one example per synset (a fixed, varied sample)."""
+    seen, rows = set(), []
+    for row in definitions.load("heldout"):
+        if row["synset"] not in seen:
+            seen.add(row["synset"])
+            rows.append(row)
+    if len(rows) < n:
+        raise ValueError(f"only {len(rows)} held-out synsets, {n} asked")
+    return rows[::len(rows) // n][:n]  # spread over the file: every part of speech
+
+
+def write_definitions(model, tokenizer, rows: list[dict], batch_size: int = 50, desc: str = "writing",
+                      **generate_kwargs) -> list[str]:
+    """What an ``EncoderDecoderModel`` writes for each pair's source, with ``generate``."""
+    written = []
+    model.eval()
+    for start in tqdm(range(0, len(rows), batch_size), desc=desc, leave=False):
+        sources = [definitions.source_text(r) for r in rows[start:start + batch_size]]
+        batch = tokenizer(sources, padding=True, truncation=True, max_length=48, return_tensors="pt")
+        with torch.inference_mode():
+            out = model.generate(**batch, **{"max_new_tokens": 24, **generate_kwargs})  # [B, L]
+        written += [t.strip() for t in tokenizer.batch_decode(out, skip_special_tokens=True)]
+    return written
+
+
+def rouge(written: list[str], references: list[str]) -> dict[str, float]:
+    """Mean ROUGE-1/2/L F1 (x100), exact matches (%) and mean length in words."""
+    from rouge_score import rouge_scorer
+
+    scorer = rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=True)
+    scores = [scorer.score(ref, out) for out, ref in zip(written, references)]
+    result = {t: 100 * statistics.fmean(s[t].fmeasure for s in scores) for t in ROUGE_TYPES}
+    result["exact"] = 100 * statistics.fmean(o.lower().split() == r.lower().split() for o, r in zip(written, references))
+    result["words"] = statistics.fmean(len(o.split()) for o in written)
+    return result
+
+
+def few_shot_conversation(row: dict, examples: list[dict]) -> list[dict]:
+    """Chat messages asking a decoder for ``row``'s definition, after ``examples`` answered."""
+    def ask(r: dict) -> str:
+        return f'Define the word "{r["word"]}" as it is used in: "{r["sentence"]}"'
+
+    messages = [{"role": "system", "content": "You write short dictionary definitions, without the word itself."}]
+    for example in examples:
+        messages += [{"role": "user", "content": ask(example)}, {"role": "assistant", "content": example["definition"]}]
+    return messages + [{"role": "user", "content": ask(row)}]

@@ -1,0 +1,145 @@
+"""``make bert2bert``: fine-tune the course's BERT2BERT on the definitions task, then export it.
+
+The model is :func:`bertlab.bert2bert.model.warm_start` on the course checkpoint, with the
+encoder frozen (:func:`~bertlab.bert2bert.model.freeze_encoder`): the encoder stays the one every
+chapter reads with, and only what BERT lacks trains, the decoder copy and its new
+cross-attention (14.6M parameters). That halves the backward pass on a CPU and keeps what ships
+small: the decoder's trained tensors in fp16 (~29 MB), beside the encoder the course already
+ships. Rothe et al. (2020) fine-tune both halves; Chapter 7 says what that costs and gains.
+
+Training is transformers' ``Seq2SeqTrainer`` (teacher forcing: labels shifted right into decoder
+inputs by the model itself), seeded, with a checkpoint every ``--save-steps`` steps, so the
+same command resumes after a kill. Every logged step goes to ``OUT/curve.jsonl``. At the end
+the decoder's trained tensors and a manifest (sha256, config, the run's settings, its loss curve)
+are written to ``bertlab/bert2bert/weights/``, which :mod:`bertlab.bert2bert.embedded` assembles.
+
+    python -m bertlab.bert2bert.train --out runs/bert2bert --max-steps 3000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import torch
+
+from bertlab.bert2bert import definitions
+from bertlab.bert2bert.model import freeze_encoder, trained_names, warm_start
+
+WEIGHTS_DIR = Path(__file__).with_name("weights")
+WEIGHTS_FILE = "decoder.safetensors"
+MAX_SOURCE_TOKENS, MAX_TARGET_TOKENS = 48, 32
+
+
+class Pairs(torch.utils.data.Dataset):
+    """Tokenized (source, definition) pairs: ``input_ids`` and ``attention_mask`` for the
+    encoder, ``labels`` = the definition's ids without [CLS] (the decoder starts from it), ending
+    in [SEP]."""
+
+    def __init__(self, rows: list[dict], tokenizer):
+        sources = tokenizer([definitions.source_text(r) for r in rows], truncation=True, max_length=MAX_SOURCE_TOKENS)
+        targets = tokenizer([r["definition"] for r in rows], truncation=True, max_length=MAX_TARGET_TOKENS + 1)
+        self.items = [{"input_ids": s, "attention_mask": m, "labels": t[1:]}
+                      for s, m, t in zip(sources["input_ids"], sources["attention_mask"], targets["input_ids"])]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, i: int) -> dict:
+        return self.items[i]
+
+
+class CurveLog:
+    """A ``TrainerCallback`` (duck-typed) appending every log row to ``curve.jsonl``."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def __getattr__(self, name):  # every other callback event: nothing to do
+        return lambda *args, **kwargs: None
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        with open(self.path, "a") as f:
+            f.write(json.dumps({"step": state.global_step, **(logs or {})}) + "\n")
+
+
+def train(args: argparse.Namespace):
+    from transformers import AutoTokenizer, DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments
+
+    import bertlab
+
+    path = bertlab.model_path()
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = warm_start(path, tokenizer, seed=args.seed)
+    trainable = freeze_encoder(model)
+    print(f"BERT2BERT from {bertlab.models.public_path(path)}: {trainable:,} of "
+          f"{sum(p.numel() for p in model.parameters()):,} parameters train")
+    rows = definitions.load("train")
+    if args.limit:
+        rows = rows[: args.limit]
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    training = Seq2SeqTrainingArguments(
+        output_dir=str(out), max_steps=args.max_steps, per_device_train_batch_size=args.batch_size,
+        learning_rate=args.lr, warmup_steps=args.warmup, lr_scheduler_type="linear", weight_decay=0.01,
+        logging_steps=args.log_steps, save_steps=args.save_steps, save_total_limit=2, seed=args.seed,
+        data_seed=args.seed, report_to=[], use_cpu=not torch.cuda.is_available(), dataloader_num_workers=0,
+        disable_tqdm=False)
+    trainer = Seq2SeqTrainer(model=model, args=training, train_dataset=Pairs(rows, tokenizer),
+                             data_collator=DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=-100),
+                             callbacks=[CurveLog(out / "curve.jsonl")])
+    resume = any(out.glob("checkpoint-*")) and not args.no_resume
+    start = time.perf_counter()
+    trainer.train(resume_from_checkpoint=True if resume else None)
+    return model, tokenizer, time.perf_counter() - start
+
+
+def export(model, run: Path, settings: dict, weights_dir: Path = WEIGHTS_DIR) -> Path:
+    """Write the decoder's trained tensors (fp16) and the manifest into ``weights_dir``."""
+    from safetensors.torch import save_file
+
+    from bertlab.checkpoint.embedded import sha256
+    from bertlab.checkpoint.export import hardware
+
+    weights_dir.mkdir(parents=True, exist_ok=True)
+    state = model.state_dict()
+    save_file({k: state[k].detach().to(torch.float16).contiguous() for k in trained_names(model)},
+              weights_dir / WEIGHTS_FILE, metadata={"format": "pt"})
+    curve = [json.loads(line) for line in (run / "curve.jsonl").read_text().splitlines()]
+    manifest = {"bertlab_name": "bertlab-bert2bert-definitions", "weights_file": WEIGHTS_FILE,
+                "sha256": sha256(weights_dir / WEIGHTS_FILE), "encoder": "the course checkpoint, frozen",
+                "trained_parameters": sum(state[k].numel() for k in trained_names(model)),
+                "settings": settings, "hardware": hardware(),
+                "curve": [r for r in curve if "loss" in r]}
+    (weights_dir / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    return weights_dir
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default="runs/bert2bert", help="run folder (checkpoints, curve.jsonl)")
+    ap.add_argument("--max-steps", type=int, default=3000)
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--lr", type=float, default=3e-4)
+    ap.add_argument("--warmup", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--log-steps", type=int, default=25)
+    ap.add_argument("--save-steps", type=int, default=250)
+    ap.add_argument("--limit", type=int, default=0, help="train on the first N pairs only (0: all)")
+    ap.add_argument("--no-resume", action="store_true", help="start over even if OUT has checkpoints")
+    ap.add_argument("--weights", type=Path, default=WEIGHTS_DIR, help="where the trained weights are exported")
+    return ap.parse_args(argv)
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    model, _, seconds = train(args)
+    settings = {k: v for k, v in vars(args).items() if k not in ("out", "weights", "no_resume")}
+    folder = export(model, Path(args.out), {**settings, "last_session_seconds": round(seconds)}, args.weights)
+    print(f"exported to {folder} ({(folder / WEIGHTS_FILE).stat().st_size / 2**20:.1f} MB)")
+
+
+if __name__ == "__main__":
+    main()

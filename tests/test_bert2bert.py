@@ -1,0 +1,143 @@
+"""Chapter 7's BERT2BERT parts: the definitions task, the warm start, the shipped fine-tuned
+model (assembled once, checked), and ROUGE."""
+
+import json
+
+import pytest
+import torch
+
+from bertlab import cached_folder
+from bertlab.bert2bert import definitions, embedded, scores
+from bertlab.bert2bert.model import freeze_encoder, special_ids, trained_names, warm_start
+from bertlab.checkpoint.embedded import DamagedCheckpointError, checkpoint_path
+from bertlab.models import ModelNotAvailableError
+
+
+def test_pairs_are_real_words_in_real_sentences_and_the_split_is_by_sense():
+    rows = definitions.load()
+    assert len(rows) > 40_000
+    train = {r["synset"] for r in rows if r["split"] == "train"}
+    held = {r["synset"] for r in rows if r["split"] == "heldout"}
+    assert not train & held, "every example of a sense is on one side of the split"
+    assert 0.07 < len(held) / len(train | held) < 0.13
+    for row in rows[:500]:
+        assert definitions.word_in(row["word"], row["sentence"]), row
+        assert row["definition"] and row["sentence"] not in row["definition"], row
+        assert row["split"] == ("heldout" if definitions.held_out(row["pos"], row["synset"][1:]) else "train")
+    bank = [r for r in rows if r["word"] == "bank" and "canoe" in r["sentence"]]
+    assert bank and bank[0]["definition"].startswith("sloping land"), "Chapter 2's river bank"
+
+
+def test_a_line_of_wordnet_gives_one_pair_per_example_that_uses_the_word():
+    line = ('09213565 17 n 01 bank 0 000 | sloping land (especially the slope beside a body of water); '
+            '"they pulled the canoe up on the bank"; "he sat on the banks of the river"; "a quiet river"')
+    pairs = definitions.pairs_of(line, "noun")
+    assert [p["sentence"] for p in pairs] == ["they pulled the canoe up on the bank", "he sat on the banks of the river"]
+    assert {p["definition"] for p in pairs} == {"sloping land (especially the slope beside a body of water)"}
+    assert definitions.source_text(pairs[0]) == "bank : they pulled the canoe up on the bank"
+
+
+def test_missing_data_says_how_to_rebuild_it(tmp_path):
+    with pytest.raises(FileNotFoundError, match="python -m bertlab.bert2bert.definitions"):
+        definitions.load(path=tmp_path / "none.jsonl.gz")
+
+
+def test_held_out_sample_is_fixed_and_one_pair_per_sense():
+    sample = scores.held_out_sample(300)
+    assert len(sample) == 300 and len({r["synset"] for r in sample}) == 300
+    assert all(r["split"] == "heldout" for r in sample)
+    assert sample == scores.held_out_sample(300)
+    assert len({r["pos"] for r in sample}) == 4
+
+
+def test_rouge_is_100_for_the_reference_and_0_for_unrelated_words():
+    same = scores.rouge(["sloping land beside water"], ["sloping land beside water"])
+    assert same["rouge1"] == same["rouge2"] == same["rougeL"] == 100 and same["exact"] == 100
+    none = scores.rouge(["purple elephants"], ["sloping land beside water"])
+    assert none["rouge1"] == none["rouge2"] == 0 and none["words"] == 2
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(checkpoint_path())
+
+
+def test_warm_start_sets_the_ids_where_loss_and_generate_read_them(tokenizer):
+    model = warm_start(checkpoint_path(), tokenizer)
+    ids = special_ids(tokenizer)
+    for config in (model.config, model.generation_config):
+        assert config.decoder_start_token_id == tokenizer.cls_token_id
+        assert config.eos_token_id == tokenizer.sep_token_id and config.pad_token_id == tokenizer.pad_token_id
+    assert model.config.vocab_size == ids["vocab_size"] == 30522
+    assert model.decoder.config.is_decoder and model.decoder.config.add_cross_attention
+    again = warm_start(checkpoint_path(), tokenizer)
+    name = "decoder.bert.encoder.layer.0.crossattention.self.query.weight"
+    assert torch.equal(model.state_dict()[name], again.state_dict()[name]), "seeded: the same random blocks"
+    trainable = freeze_encoder(model)
+    assert trainable == sum(model.state_dict()[k].numel() for k in trained_names(model))
+    assert not any(p.requires_grad for p in model.encoder.parameters())
+    assert all(not k.startswith("encoder.") for k in trained_names(model))
+
+
+def test_no_shipped_model_says_to_run_make_bert2bert(tmp_path):
+    with pytest.raises(FileNotFoundError, match="make bert2bert"):
+        embedded.bert2bert_path(weights_dir=tmp_path)
+
+
+def test_a_damaged_weights_file_is_refused(tmp_path):
+    (tmp_path / "decoder.safetensors").write_bytes(b"not weights")
+    (tmp_path / "manifest.json").write_text(json.dumps({"weights_file": "decoder.safetensors", "sha256": "0" * 64}))
+    with pytest.raises(DamagedCheckpointError, match="git checkout"):
+        embedded.bert2bert_path(weights_dir=tmp_path)
+
+
+def test_the_switch_names_its_variable(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv(embedded.ENV_VAR, str(tmp_path / "nowhere"))
+    with pytest.raises(ModelNotAvailableError, match=embedded.ENV_VAR):
+        embedded.bert2bert_model_path()
+
+
+def test_build_once_reuses_an_intact_folder_and_rebuilds_a_damaged_one(tmp_path):
+    calls = []
+
+    def build(folder):
+        calls.append(folder)
+        (folder / "weights.bin").write_bytes(b"1234")
+
+    final = tmp_path / "model"
+    assert cached_folder.build_once(final, build, version=1) == str(final)
+    assert cached_folder.build_once(final, build, version=1) == str(final) and len(calls) == 1
+    (final / "weights.bin").write_bytes(b"12")  # truncated
+    cached_folder.build_once(final, build, version=1)
+    assert len(calls) == 2 and (final / "weights.bin").read_bytes() == b"1234"
+    cached_folder.build_once(final, build, version=2)  # the marker asks for another version
+    assert len(calls) == 3
+    assert [p.name for p in tmp_path.iterdir()] == ["model"], "no temporary folder left behind"
+
+
+def test_a_failed_build_leaves_nothing(tmp_path):
+    def build(folder):
+        (folder / "half.bin").write_bytes(b"1")
+        raise RuntimeError("killed")
+
+    with pytest.raises(RuntimeError):
+        cached_folder.build_once(tmp_path / "model", build)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not embedded.is_shipped(), reason="no trained BERT2BERT ships yet: run `make bert2bert`")
+def test_the_shipped_model_loads_offline_and_writes_a_definition(tokenizer):
+    from transformers import EncoderDecoderModel
+
+    path = embedded.bert2bert_path()
+    assert cached_folder.is_intact(path)
+    model = EncoderDecoderModel.from_pretrained(path)
+    assert model.generation_config.decoder_start_token_id == tokenizer.cls_token_id
+    written = scores.write_definitions(model, tokenizer, scores.held_out_sample(300)[:4], max_new_tokens=12)
+    assert len(written) == 4 and all(w.split() for w in written)
+    record = json.loads((embedded.WEIGHTS_DIR / "evaluation.json").read_text())["results"]
+    for measure in scores.ROUGE_TYPES:
+        assert record["fine-tuned, greedy"][measure] > record["untrained"][measure] + 5, measure
