@@ -73,7 +73,9 @@ def write(rows: list[dict], folder: Path, assignment: str) -> tuple[Path, Path]:
     folder.mkdir(parents=True, exist_ok=True)
     csv_path, json_path = folder / f"{assignment}.csv", folder / f"{assignment}.json"
     with csv_path.open("w", newline="") as f:  # csv quotes a name with a comma, unlike nbgrader's export
-        writer = csv.DictWriter(f, fieldnames=["student", "assignment", "score", "max_score", "flags"])
+        fields = ["student", "assignment", "score", "max_score", "flags"]
+        fields += [k for k in (rows[0] if rows else {}) if k not in fields]  # e.g. the grader's seconds
+        writer = csv.DictWriter(f, fieldnames=fields)
         writer.writeheader()
         writer.writerows(rows)
     json_path.write_text(json.dumps(rows, indent=1) + "\n")

@@ -65,31 +65,44 @@ class CurveLog:
             f.write(json.dumps({"step": state.global_step, **(logs or {})}) + "\n")
 
 
+def make_trainer(model, tokenizer, rows: list[dict], out: Path, max_steps: int, batch_size: int = 32,
+                 lr: float = 3e-4, warmup: int = 200, log_steps: int = 25, save_steps: int | None = 250,
+                 seed: int = 0, callbacks: list = ()):
+    """A ``Seq2SeqTrainer`` on ``rows``: AdamW with linear warm-up and decay, a checkpoint in
+    ``out`` every ``save_steps`` steps (None: none), the loss logged every ``log_steps``.
+    ``make bert2bert`` and Chapter 7's live run both train through it."""
+    from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments
+
+    training = Seq2SeqTrainingArguments(
+        output_dir=str(out), max_steps=max_steps, per_device_train_batch_size=batch_size,
+        learning_rate=lr, warmup_steps=warmup, lr_scheduler_type="linear", weight_decay=0.01,
+        logging_steps=log_steps, save_strategy="steps" if save_steps else "no", save_steps=save_steps or 500,
+        save_total_limit=2, seed=seed, data_seed=seed, report_to=[], use_cpu=not torch.cuda.is_available(),
+        dataloader_num_workers=0, disable_tqdm=False)
+    return Seq2SeqTrainer(model=model, args=training, train_dataset=Pairs(rows, tokenizer),
+                          data_collator=DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=-100),
+                          callbacks=list(callbacks))
+
+
 def train(args: argparse.Namespace):
-    from transformers import AutoTokenizer, DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments
+    from transformers import AutoTokenizer
 
-    import bertlab
+    from bertlab.checkpoint.embedded import checkpoint_path
+    from bertlab.models import public_path
 
-    path = bertlab.model_path()
+    path = checkpoint_path()  # the course checkpoint: what embedded.py assembles the export onto
     tokenizer = AutoTokenizer.from_pretrained(path)
     model = warm_start(path, tokenizer, seed=args.seed)
     trainable = freeze_encoder(model)
-    print(f"BERT2BERT from {bertlab.models.public_path(path)}: {trainable:,} of "
+    print(f"BERT2BERT from {public_path(path)}: {trainable:,} of "
           f"{sum(p.numel() for p in model.parameters()):,} parameters train")
     rows = definitions.load("train")
     if args.limit:
         rows = rows[: args.limit]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    training = Seq2SeqTrainingArguments(
-        output_dir=str(out), max_steps=args.max_steps, per_device_train_batch_size=args.batch_size,
-        learning_rate=args.lr, warmup_steps=args.warmup, lr_scheduler_type="linear", weight_decay=0.01,
-        logging_steps=args.log_steps, save_steps=args.save_steps, save_total_limit=2, seed=args.seed,
-        data_seed=args.seed, report_to=[], use_cpu=not torch.cuda.is_available(), dataloader_num_workers=0,
-        disable_tqdm=False)
-    trainer = Seq2SeqTrainer(model=model, args=training, train_dataset=Pairs(rows, tokenizer),
-                             data_collator=DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=-100),
-                             callbacks=[CurveLog(out / "curve.jsonl")])
+    trainer = make_trainer(model, tokenizer, rows, out, args.max_steps, args.batch_size, args.lr, args.warmup,
+                           args.log_steps, args.save_steps, args.seed, [CurveLog(out / "curve.jsonl")])
     resume = any(out.glob("checkpoint-*")) and not args.no_resume
     start = time.perf_counter()
     trainer.train(resume_from_checkpoint=True if resume else None)

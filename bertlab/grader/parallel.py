@@ -1,0 +1,187 @@
+"""Grade a folder of submissions N at a time, with one process writing the gradebook.
+
+Plain ``nbgrader autograde`` grades students one after another, and several ``nbgrader``
+processes on one SQLite gradebook fight over its lock (a lock held for over 5 s aborts the
+batch). Here each of N worker processes owns a scratch course: the course's nbgrader config
+and sources, and a copy of the gradebook taken after the release, so it knows the assignment's
+cells and hidden tests. A worker grades one student at a time there with nbgrader's own
+``NbGraderAPI.autograde`` (the course's guarded, sandboxed ``Execute`` included: the config is
+the course's) and sends back plain values: every grade, comment and flag of that submission.
+The parent process alone writes them into the course gradebook, and copies the graded
+notebooks into ``autograder/autograded/``. Workers start once (importing nbgrader costs seconds)
+and take the next student as soon as they are free; a progress bar shows the ETA.
+
+Regrading is idempotent. A submission's content hash is recorded after it is graded
+(``autograder/autograded/.bertlab-graded.json``); a submission whose hash has not changed is not
+graded again unless ``force``. Manual scores and comments already in the gradebook are kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import os
+import shutil
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from bertlab import grading
+
+STATE_FILE = ".bertlab-graded.json"
+_worker: dict = {}  # in each worker process: its scratch course and NbGraderAPI
+
+
+@dataclass
+class Outcome:
+    """What grading one student produced, as plain values (it crosses a process boundary)."""
+
+    student: str
+    success: bool
+    seconds: float
+    error: str = ""
+    timestamp: str | None = None
+    notebooks: dict = field(default_factory=dict)  # name -> {"flagged", "grades", "comments"}
+    autograded: str = ""  # the worker's folder of graded notebooks for this student
+
+
+def submission_hash(folder: Path) -> str:
+    """sha256 over the names and bytes of every file in a submission folder."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def db_url(course: Path) -> str:
+    return "sqlite:///" + str(Path(course) / "autograder" / "gradebook.db")
+
+
+# --- in a worker process -------------------------------------------------------------------
+
+def _start_worker(repo: str, gradebook_snapshot: str, env: dict) -> None:
+    """Make this worker's scratch course and its NbGraderAPI (once per process)."""
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from multiprocessing.util import Finalize
+
+    os.environ.update(env)
+    course = grading.make_course(Path(tempfile.mkdtemp(prefix="bertlab-grader-")), repo=Path(repo))
+    Finalize(None, shutil.rmtree, args=(course,), kwargs={"ignore_errors": True}, exitpriority=10)
+    shutil.copy(gradebook_snapshot, course / "autograder" / "gradebook.db")
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    _worker.update(course=course, api=NbGraderAPI(coursedir=CourseDirectory(config=config), config=config))
+
+
+def _read_submission(course: Path, assignment: str, student: str) -> tuple[str | None, dict]:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url(course)) as gradebook:
+        submission = gradebook.find_submission(assignment, student)
+        notebooks = {
+            nb.name: {"flagged": nb.flagged,
+                      "grades": {g.name: {"auto_score": g.auto_score, "needs_manual_grade": g.needs_manual_grade}
+                                 for g in nb.grades},
+                      "comments": {c.name: c.auto_comment for c in nb.comments}}
+            for nb in submission.notebooks}
+        stamp = submission.timestamp.isoformat() if submission.timestamp else None
+    return stamp, notebooks
+
+
+def _grade(assignment: str, student: str, submitted: str) -> Outcome:
+    """Grade one student's submission in this worker's scratch course."""
+    course, api = _worker["course"], _worker["api"]
+    dest = course / "autograder" / "submitted" / student / assignment
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(submitted, dest)
+    start = time.perf_counter()
+    result = api.autograde(assignment, student, force=True, create=True)
+    seconds = time.perf_counter() - start
+    if not result["success"]:
+        return Outcome(student, False, seconds, error=(result.get("error") or result.get("log") or "")[-4000:])
+    stamp, notebooks = _read_submission(course, assignment, student)
+    return Outcome(student, True, seconds, timestamp=stamp, notebooks=notebooks,
+                   autograded=str(course / "autograder" / "autograded" / student / assignment))
+
+
+# --- in the parent: the only writer of the course gradebook --------------------------------
+
+def record(course: Path, assignment: str, outcome: Outcome) -> None:
+    """Write one graded submission into the course gradebook (auto scores and comments only:
+    manual grades already there stay)."""
+    from datetime import datetime
+
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url(course)) as gradebook:
+        gradebook.update_or_create_student(outcome.student)
+        stamp = datetime.fromisoformat(outcome.timestamp) if outcome.timestamp else None
+        gradebook.update_or_create_submission(assignment, outcome.student, timestamp=stamp)
+        for name, notebook in outcome.notebooks.items():
+            gradebook.find_submission_notebook(name, assignment, outcome.student).flagged = notebook["flagged"]
+            for cell, values in notebook["grades"].items():
+                grade = gradebook.find_grade(cell, name, assignment, outcome.student)
+                grade.auto_score, grade.needs_manual_grade = values["auto_score"], values["needs_manual_grade"]
+            for cell, text in notebook["comments"].items():
+                gradebook.find_comment(cell, name, assignment, outcome.student).auto_comment = text
+        gradebook.db.commit()
+
+
+def _copy_graded(course: Path, assignment: str, outcome: Outcome) -> None:
+    final = course / "autograder" / "autograded" / outcome.student / assignment
+    shutil.rmtree(final, ignore_errors=True)
+    if outcome.success:
+        shutil.copytree(outcome.autograded, final)
+
+
+def autograde(course: Path, assignment: str, workers: int | None = None, students: list[str] | None = None,
+              force: bool = False, progress: bool = True) -> list[Outcome]:
+    """Grade every submission of ``assignment`` in ``course`` (or only ``students``), ``workers``
+    at a time (default: one per core). The assignment must be released (in the gradebook)."""
+    course = Path(course).resolve()
+    submitted = {p.parent.name: p for p in sorted((course / "autograder" / "submitted").glob(f"*/{assignment}"))
+                 if p.is_dir()}
+    if students:
+        unknown = sorted(set(students) - set(submitted))
+        if unknown:
+            raise FileNotFoundError(f"no submission of {assignment} for {', '.join(unknown)} in "
+                                    f"{course / 'autograder' / 'submitted'}/<student>/{assignment}/")
+        submitted = {s: submitted[s] for s in students}
+    state_path = course / "autograder" / "autograded" / STATE_FILE
+    state = json.loads(state_path.read_text()) if state_path.is_file() else {}
+    hashes = {s: submission_hash(p) for s, p in submitted.items()}
+    todo = [s for s in submitted if force or state.get(f"{assignment}/{s}") != hashes[s]
+            or not (course / "autograder" / "autograded" / s / assignment).is_dir()]
+    if not todo:
+        return []
+    workers = max(1, min(workers or os.cpu_count() or 1, len(todo)))
+    env = {**grading._env(), "OMP_NUM_THREADS": "1"}
+    outcomes = []
+    with tempfile.TemporaryDirectory() as scratch:
+        snapshot = Path(scratch) / "gradebook.db"
+        shutil.copy(course / "autograder" / "gradebook.db", snapshot)  # after the release
+        context = multiprocessing.get_context("spawn")  # a fresh interpreter: no inherited kernels or threads
+        with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
+                                 initargs=(str(course), str(snapshot), env)) as pool, \
+                tqdm(total=len(todo), desc=f"grading {assignment} ({workers} at a time)", unit="student",
+                     disable=not progress) as bar:
+            futures = [pool.submit(_grade, assignment, s, str(submitted[s])) for s in todo]
+            for future in as_completed(futures):
+                outcome = future.result()
+                if outcome.success:
+                    record(course, assignment, outcome)
+                _copy_graded(course, assignment, outcome)
+                state[f"{assignment}/{outcome.student}"] = hashes[outcome.student] if outcome.success else None
+                state_path.parent.mkdir(parents=True, exist_ok=True)
+                state_path.write_text(json.dumps(state, indent=1, sort_keys=True) + "\n")
+                outcomes.append(outcome)
+                bar.set_postfix_str(f"last: {outcome.student} {outcome.seconds:.0f} s")
+                bar.update()
+    return sorted(outcomes, key=lambda o: o.student)

@@ -1,0 +1,102 @@
+"""``python -m bertlab.grader autograde --workers N``: the same scores as plain ``nbgrader
+autograde``, one writer of the gradebook, a regrade that skips what has not changed, and a
+broken submission that costs only its own student."""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+import pytest
+
+from bertlab import grading
+from bertlab.grader import __main__ as cli
+from bertlab.grader import parallel
+
+pytestmark = pytest.mark.slow
+
+ASSIGNMENT = "ps00-tokens"  # the quickest to grade
+
+
+def submissions(course):
+    """Two honest students, one who handed in the stub, one who killed the kernel halfway,
+    one whose file is not a notebook."""
+    solution = grading.solution_notebook(ASSIGNMENT)
+    released = nbformat.read(grading.release(course, ASSIGNMENT), as_version=4)
+    grading.submit(course, ASSIGNMENT, "ada", solution)
+    grading.submit(course, ASSIGNMENT, "bob", solution)
+    grading.submit(course, ASSIGNMENT, "cy", released)
+    killer = nbformat.from_dict(solution)
+    last = max(i for i, c in enumerate(killer.cells) if c.metadata.get("nbgrader", {}).get("grade")
+               and c.metadata["nbgrader"]["grade_id"] == "test_pad_batch_hidden")
+    killer.cells.insert(last + 1, nbformat.v4.new_code_cell("import os; os._exit(1)"))
+    grading.submit(course, ASSIGNMENT, "dee", killer)
+    grading.submit(course, ASSIGNMENT, "eve", solution).write_text("not a notebook")
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """The same five submissions graded by plain nbgrader and by the parallel grader."""
+    plain = grading.make_course(tmp_path_factory.mktemp("plain"))
+    submissions(plain)
+    try:
+        grading.autograde(plain)
+    except RuntimeError:
+        pass  # nbgrader exits non-zero for eve's file; the others are graded
+    ours = grading.make_course(tmp_path_factory.mktemp("parallel"))
+    submissions(ours)
+    outcomes = parallel.autograde(ours, ASSIGNMENT, workers=2, progress=False)
+    return plain, ours, {o.student: o for o in outcomes}
+
+
+def test_scores_equal_plain_nbgrader(graded):
+    plain, ours, outcomes = graded
+    assert sorted(outcomes) == ["ada", "bob", "cy", "dee", "eve"]
+    for student in ("ada", "bob", "cy", "dee"):
+        assert grading.scores(ours, ASSIGNMENT, student) == grading.scores(plain, ASSIGNMENT, student), student
+    full = grading.scores(ours, ASSIGNMENT, "ada")
+    assert all(s.score == s.max_score for s in full.values())
+    assert sum(s.score for s in grading.scores(ours, ASSIGNMENT, "cy").values()) == 0
+    dee = grading.scores(ours, ASSIGNMENT, "dee")
+    assert dee["test_pad_batch_hidden"].score > 0 and 0 < sum(s.score for s in dee.values()) < sum(
+        s.max_score for s in dee.values()), "the cells before the kernel died keep their scores"
+    assert not outcomes["eve"].success and outcomes["ada"].success
+    assert (ours / "autograder" / "autograded" / "ada" / ASSIGNMENT).is_dir()
+
+
+def test_unchanged_submissions_are_not_graded_again_unless_forced(graded):
+    _, ours, _ = graded
+    assert parallel.autograde(ours, ASSIGNMENT, workers=2, students=["ada", "bob"], progress=False) == []
+    again = parallel.autograde(ours, ASSIGNMENT, workers=1, students=["bob"], force=True, progress=False)
+    assert [o.student for o in again] == ["bob"] and again[0].success
+    assert grading.scores(ours, ASSIGNMENT, "bob") == grading.scores(ours, ASSIGNMENT, "ada")
+
+
+def test_a_manual_score_survives_a_regrade(graded):
+    from nbgrader.api import Gradebook
+
+    _, ours, _ = graded
+    with Gradebook(parallel.db_url(ours)) as gradebook:
+        grade = gradebook.find_grade("test_pad_batch_hidden", grading.notebook_name(ASSIGNMENT), ASSIGNMENT, "cy")
+        grade.manual_score = 1.0
+        gradebook.db.commit()
+    parallel.autograde(ours, ASSIGNMENT, workers=1, students=["cy"], force=True, progress=False)
+    with Gradebook(parallel.db_url(ours)) as gradebook:
+        grade = gradebook.find_grade("test_pad_batch_hidden", grading.notebook_name(ASSIGNMENT), ASSIGNMENT, "cy")
+        assert grade.manual_score == 1.0 and grade.auto_score == 0
+
+
+def test_the_command_reports_every_student_and_names_who_needs_a_look(graded, capsys):
+    _, ours, _ = graded
+    code = cli.main(["autograde", ASSIGNMENT, "--course", str(ours), "--workers", "2"])
+    out, err = capsys.readouterr()
+    assert code == 1 and "eve" in err and "dee" in err and "ada" not in err
+    assert "eve" in out and "not graded" in out, "eve's file is tried again: it was never graded"
+    rows = json.loads((ours / "autograder" / "reports" / f"{ASSIGNMENT}.json").read_text())
+    assert {r["student"] for r in rows} == {"ada", "bob", "cy", "dee", "eve"}
+
+
+def test_a_student_with_no_submission_is_a_clear_error(graded):
+    _, ours, _ = graded
+    with pytest.raises(FileNotFoundError, match="no submission of ps00-tokens for zed"):
+        parallel.autograde(ours, ASSIGNMENT, students=["zed"], progress=False)
