@@ -87,11 +87,13 @@ release: exercises
 # Releases only the assignment being graded (so the gradebook knows its hidden tests), grades
 # it, then prints one row per student and writes autograder/reports/$(ASSIGNMENT).csv/.json;
 # fails naming every student whose submission needs a look.
+# WORKERS students at once (default: one per core); a submission unchanged since it was graded
+# is skipped (FORCE=1 grades it again); STUDENT=<id> grades one student.
 autograde: install
 	@test -d autograder/submitted || { echo "no submissions: put them in autograder/submitted/<student>/$(ASSIGNMENT)/"; exit 1; }
 	nbgrader generate_assignment $(ASSIGNMENT) --force --log-level=WARN
-	OMP_NUM_THREADS=1 nbgrader autograde $(ASSIGNMENT) --create --force; status=$$?; \
-	  $(BIN)/python -m bertlab.grade_report $(ASSIGNMENT) || status=1; exit $$status
+	$(BIN)/python -m bertlab.grader autograde $(ASSIGNMENT) $(if $(WORKERS),--workers $(WORKERS)) \
+	  $(if $(STUDENT),--student $(STUDENT)) $(if $(FORCE),--force)
 
 feedback: install
 	nbgrader generate_feedback $(ASSIGNMENT) --force
@@ -135,7 +137,7 @@ checkpoint: install
 # Seq2SeqTrainer on the shipped pairs (bertlab/bert2bert/data), encoder frozen; exports the decoder
 # into bertlab/bert2bert/weights, then scores it on the held-out pairs (evaluation.json there).
 # Resumable: run it again and training goes on from the last checkpoint in runs/bert2bert.
-BERT2BERT_STEPS ?= 2000
+BERT2BERT_STEPS ?= 1500
 bert2bert: install
 	$(BIN)/python -m bertlab.bert2bert.train --out runs/bert2bert --max-steps $(BERT2BERT_STEPS)
 	$(BIN)/python -m bertlab.bert2bert.evaluate

@@ -7,7 +7,8 @@
   gradebook and hidden tests out of sight, no network, IPC sockets);
 - fingerprints the kernel before the first cell and around every test cell
   (:mod:`bertlab.kernel_guard`): a test cell run in a rigged kernel gets an error and scores 0;
-- costs a dying kernel (``os._exit``, a signal, a crash, a memory limit) only the cells from that
+- caps the memory and processes of every kernel (:mod:`bertlab.kernel_limits`);
+- costs a dying kernel (``os._exit``, a signal, a crash, a cap) only the cells from that
   point: plain nbgrader discards the whole submission (every score None); here the cell it died
   in and every later code cell get an error output, so their tests score 0, and the cells that
   ran before keep their scores;
@@ -102,10 +103,13 @@ class GuardedExecute(Execute):
             return self._preprocess_cell(cell, resources, index)
         except DeadKernelError:
             self._died_in = index
-            self.log.error("The kernel died in cell %s: this and every later cell score 0", index)
+            watch = getattr(self.km, "watch", None)
+            why = f"the grader stopped it: {watch.reason}" if watch is not None and watch.reason else (
+                "os._exit, a signal or a crash")
+            self.log.error("The kernel died in cell %s (%s): this and every later cell score 0", index, why)
             cell.outputs.append(error_output(
-                "KernelDied", "the kernel died while running this cell (os._exit, a signal, a crash or the "
-                "memory limit): this cell and every later one score 0; the cells before it keep their scores"))
+                "KernelDied", f"the kernel died while running this cell ({why}): this cell and every later "
+                "one score 0; the cells before it keep their scores"))
             return cell, resources
 
     def output(self, outs, msg, display_id, cell_index):

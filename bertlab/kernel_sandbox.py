@@ -16,6 +16,8 @@ the grader over ZeroMQ's IPC transport instead: Unix sockets in a fresh folder w
 absolute path, bound into the sandbox. IPC also removes the TCP port race of parallel kernels
 (jupyter_client picks a port by binding port 0 and releasing it, and two kernels starting at
 once can pick the same one: ``ZMQError: Address already in use``, nbgrader#174).
+Every kernel it starts, sandboxed or not, is watched by :class:`bertlab.kernel_limits.KernelWatch`
+(a memory cap and a process cap on its whole process tree).
 ``guarded_execute.GuardedExecute`` uses it, so ``nbgrader autograde`` with the course's config
 always starts sandboxed kernels.
 
@@ -38,6 +40,8 @@ import tempfile
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
+
+from bertlab.kernel_limits import KernelWatch, caps
 
 ENV_VAR = "BERTLAB_SANDBOX"  # "on" (default: sandbox if bwrap exists), "require", or "off"
 PACKAGE = Path(__file__).resolve().parent  # bertlab/, which every notebook imports
@@ -135,6 +139,14 @@ class SandboxedKernelManager(AsyncKernelManager):
     have at most 107 bytes)."""
 
     _socket_dir: Path | None = None
+    watch: KernelWatch | None = None  # the memory and process caps (bertlab.kernel_limits)
+
+    async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
+        await super()._async_launch_kernel(kernel_cmd, **kw)
+        memory, processes = caps()
+        pid = getattr(self.provisioner, "pid", None)
+        if pid is not None:
+            self.watch = KernelWatch(pid, memory, processes).start()
 
     async def _async_pre_start_kernel(self, **kw):
         if self._socket_dir is None:
@@ -143,6 +155,8 @@ class SandboxedKernelManager(AsyncKernelManager):
         return await super()._async_pre_start_kernel(**kw)
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        if self.watch is not None:
+            self.watch.stop()
         await super()._async_cleanup_resources(restart=restart)
         if not restart and self._socket_dir is not None:
             shutil.rmtree(self._socket_dir, ignore_errors=True)

@@ -3,7 +3,11 @@
 Prints, for the current machine (the site it builds stays in _build/bench):
 - cold book build time (empty cache) and cached rebuild time (nothing changed);
 - each page's execution time and peak RSS (VmHWM of its kernel);
-- autograde seconds per submission, for every assignment's reference solution.
+- autograde seconds per submission, for every assignment's reference solution;
+- 20 submissions (honest, wrong, hostile) graded by plain ``nbgrader autograde`` and by the
+  course grader with 2 workers: the speed-up (target >= 1.8x), the overhead per submission
+  (target <= 1 s) and whether the scores are identical;
+- the shipped BERT2BERT's assembly on first use and its load.
 
 Budgets (from the issues): cached rebuild <= 20 s; every page <= 90 s and <= 2 GB peak RSS
 (the fine-tuning pages of Chapter 5: <= 180 s each, <= 8 minutes together; Chapter 6 <= 120 s;
@@ -58,11 +62,13 @@ PEAK_RSS = "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')
 
 def build_book(output: Path) -> float:
     start = time.perf_counter()
-    subprocess.run(
+    result = subprocess.run(
         [str(Path(sys.executable).parent / "jupyter-book"), "build", str(REPO), "-W", "-n",
          "--keep-going", "--path-output", str(output)],
-        check=True, capture_output=True, text=True,
+        capture_output=True, text=True,
     )
+    if result.returncode:
+        raise SystemExit(f"the book build failed (see {output}/_build/html/reports):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
     return time.perf_counter() - start
 
 
@@ -100,6 +106,71 @@ def autograde_seconds(assignment: str, copies: int = 3) -> float:
         return (time.perf_counter() - start) / copies
 
 
+def grading_batch(course: Path, assignment: str, n: int = 20) -> dict[str, str]:
+    """``n`` submissions: honest (the solution), wrong (the released stub) and hostile (a kernel
+    that kills itself, a rigged kernel, a file that is not a notebook). Returns student -> kind."""
+    solution = grading.solution_notebook(assignment)
+    stub = nbformat.read(grading.release(course, assignment), as_version=4)
+    killer, rigged = nbformat.from_dict(solution), nbformat.from_dict(solution)
+    killer.cells.insert(len(killer.cells) // 2, nbformat.v4.new_code_cell("import os; os._exit(1)"))
+    rigged.cells.insert(1, nbformat.v4.new_code_cell(
+        "get_ipython().input_transformers_cleanup.append(lambda lines: [])"))
+    kinds = {}
+    for i in range(n):
+        kind = ["honest", "honest", "wrong", "honest", "wrong", "killer", "honest", "rigged", "honest", "not-a-notebook"][i % 10]
+        student = f"s{i:02d}-{kind}"
+        path = grading.submit(course, assignment, student, {"honest": solution, "wrong": stub, "killer": killer,
+                                                            "rigged": rigged, "not-a-notebook": solution}[kind])
+        if kind == "not-a-notebook":
+            path.write_text("not a notebook")
+        kinds[student] = kind
+    return kinds
+
+
+def execution_seconds(notebook, cwd: Path) -> float:
+    """A notebook's own execution time in a plain kernel (no nbgrader, no guard, no sandbox)."""
+    client = NotebookClient(nbformat.from_dict(notebook), timeout=600, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(cwd)}})
+    start = time.perf_counter()
+    client.execute()
+    return time.perf_counter() - start
+
+
+def parallel_grading(assignment: str = "ps00-tokens", n: int = 20, workers: int = 2) -> list[str]:
+    """The same n submissions graded by plain ``nbgrader autograde`` and by the course grader with
+    ``workers`` workers: the speed-up, each one's overhead per submission, and equal scores."""
+    from bertlab.grader import parallel
+
+    with tempfile.TemporaryDirectory() as scratch:
+        plain = grading.make_course(Path(scratch) / "plain")
+        kinds = grading_batch(plain, assignment, n)
+        start = time.perf_counter()
+        subprocess.run([str(Path(sys.executable).parent / "nbgrader"), "autograde", assignment, "--create", "--force"],
+                       cwd=plain, env=grading._env(), capture_output=True, text=True)
+        plain_s = time.perf_counter() - start
+        ours = grading.make_course(Path(scratch) / "ours")
+        grading_batch(ours, assignment, n)
+        start = time.perf_counter()
+        parallel.autograde(ours, assignment, workers=workers, progress=False)
+        ours_s = time.perf_counter() - start
+        graded = [s for s, k in kinds.items() if k != "not-a-notebook"]
+        same = all(grading.scores(plain, assignment, s) == grading.scores(ours, assignment, s) for s in graded)
+        honest = next(s for s, k in kinds.items() if k == "honest")
+        own = execution_seconds(grading.solution_notebook(assignment), Path(scratch))
+        stub_own = execution_seconds(nbformat.read(ours / "exercises" / assignment / f"{grading.notebook_name(assignment)}.ipynb",
+                                                   as_version=4), Path(scratch))
+    own_total = sum(own if kinds[s] in ("honest", "killer", "rigged") else stub_own for s in graded)
+    plain_over = (plain_s - own_total) / n
+    ours_over = (ours_s * workers - own_total) / n
+    ratio = plain_s / ours_s
+    print(f"\ngrading {n} submissions of {assignment} (honest, wrong, hostile; {honest} among them):")
+    print(f"  plain nbgrader autograde:        {plain_s:6.1f} s, overhead {plain_over:4.1f} s per submission")
+    print(f"  course grader, {workers} workers:        {ours_s:6.1f} s, overhead {ours_over:4.1f} s per submission "
+          f"(wall x workers - own execution)")
+    print(f"  speed-up {ratio:.2f}x (target >= 1.8x), overhead target <= 1 s; scores identical: {same}")
+    return [] if ratio >= 1.8 and ours_over <= 1.0 and same else ["parallel grading"]
+
+
 def checkpoint_load() -> list[str]:
     """The embedded checkpoint: first-use assembly, then cold load + one 2 x 16 forward pass."""
     from bertlab.checkpoint import embedded
@@ -118,6 +189,26 @@ def checkpoint_load() -> list[str]:
           f"{load['peak_rss_mb'] / 1024:.2f} GB   (budget {BUDGET['load_forward_s']} s, {BUDGET['load_rss_gb']} GB)")
     over = load["load_forward_s"] > BUDGET["load_forward_s"] or load["peak_rss_mb"] / 1024 > BUDGET["load_rss_gb"]
     return ["checkpoint load"] if over else []
+
+
+def bert2bert_load() -> list[str]:
+    """The shipped BERT2BERT: assembly on first use (empty cache), then a load in a fresh process."""
+    from bertlab.bert2bert import embedded as b2b
+
+    if not b2b.is_shipped():
+        print("\nBERT2BERT: not shipped (run make bert2bert); load not measured")
+        return ["bert2bert not shipped"]
+    with tempfile.TemporaryDirectory() as cache:
+        start = time.perf_counter()
+        b2b.bert2bert_path(cache_dir=Path(cache))
+        assembly = time.perf_counter() - start
+    path = b2b.bert2bert_path()
+    script = ("import time, transformers; t = time.perf_counter(); "
+              f"transformers.EncoderDecoderModel.from_pretrained({path!r}); print(time.perf_counter() - t)")
+    load = float(subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
+                                text=True).stdout.split()[-1])
+    print(f"\nBERT2BERT assembly on first use (empty cache): {assembly:.1f} s; load (fresh process): {load:.2f} s")
+    return []
 
 
 def decoder_load() -> list[str]:
@@ -187,8 +278,10 @@ def main() -> int:
             failures.append(assignment)
     print(f"(budget: {BUDGET['autograde_s']} s for a reference solution)")
 
+    failures += parallel_grading()
     failures += checkpoint_load()
     failures += decoder_load()
+    failures += bert2bert_load()
 
     print("\nbudgets: " + ("all met" if not failures else "EXCEEDED by " + ", ".join(failures)))
     return 1 if failures else 0

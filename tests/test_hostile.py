@@ -221,6 +221,13 @@ def submissions(released, solution) -> dict:
 
     # Honest work on the first function, then a kernel that dies: only the later cells are lost.
     found["honest-then-dies"] = with_cell(solution, "import os\nos._exit(1)", after=LAST_OF_FIRST_FUNCTION)
+    # Honest work on the first function, then a bomb: the grader stops the kernel at its cap
+    # (bertlab.kernel_limits: 3 GB, 64 processes), and only the later cells are lost.
+    found["honest-then-memory-bomb"] = with_cell(
+        solution, "blocks = [bytearray(2**28) for _ in range(20)]  # 5 GB", after=LAST_OF_FIRST_FUNCTION)
+    found["honest-then-process-bomb"] = with_cell(
+        solution, "import subprocess, time\nps = [subprocess.Popen(['sleep', '300']) for _ in range(100)]\n"
+        "time.sleep(300)", after=LAST_OF_FIRST_FUNCTION)
     # Honest work that prints 5 MB on one line (nbgrader's LimitOutput counts lines): kept to the cap.
     found["honest-floods-output"] = with_cell(solution, "print('x' * 5_000_000)")
     found["honest"] = solution
@@ -280,6 +287,18 @@ def test_a_kernel_that_dies_costs_only_the_cells_after(course):
                     "test_pad_batch_hidden": cells["test_pad_batch_hidden"].max_score}, cells
     html = (path / "autograder" / "feedback" / "honest-then-dies" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
     assert "the kernel died while running this cell" in html and "not run: the kernel died" in html
+
+
+@pytest.mark.parametrize("student, cap", [("honest-then-memory-bomb", "MB of memory, more than the cap"),
+                                          ("honest-then-process-bomb", "processes, more than the cap")])
+def test_a_kernel_over_its_cap_is_stopped_and_costs_only_the_cells_after(course, student, cap):
+    path, _, unrunnable, _ = course
+    assert student not in unrunnable
+    cells = grading.scores(path, ASSIGNMENT, student)
+    kept = {k for k, c in cells.items() if c.score}
+    assert kept == {"test_pad_batch", "test_pad_batch_hidden"}, cells
+    html = (path / "autograder" / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    assert "the grader stopped it" in html and cap in html
 
 
 def test_the_report_names_who_needs_a_look(course, tmp_path):

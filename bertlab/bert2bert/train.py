@@ -136,7 +136,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--max-steps", type=int, default=3000)
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--lr", type=float, default=3e-4)
-    ap.add_argument("--warmup", type=int, default=200)
+    ap.add_argument("--warmup", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--log-steps", type=int, default=25)
     ap.add_argument("--save-steps", type=int, default=250)

@@ -1,0 +1,115 @@
+"""Memory and process caps for a grading kernel, enforced from outside it.
+
+A submission's kernel may allocate until the machine swaps, or fork until it cannot: PrairieLearn
+grades in 2 GiB with a process limit. ``RLIMIT_AS`` cannot be that cap (PyTorch reserves far
+more address space than it uses, so an honest notebook would fail), ``RLIMIT_NPROC`` does not bind
+root, and cgroups are not writable on every grading machine. :class:`KernelWatch` is portable: a
+thread in the grader reads ``/proc`` five times a second, sums the resident memory of the
+kernel's whole process tree and counts its processes, and kills the tree (SIGKILL) the moment
+either is over its cap. The kernel then counts as dead, so
+:class:`bertlab.guarded_execute.GuardedExecute` scores the cell it died in and every later one 0,
+says why in the feedback, and the batch goes on. A burst faster than one poll can overshoot the
+cap briefly; the cap protects the machine, not a byte count.
+
+``BERTLAB_KERNEL_MEMORY_MB`` (default 3072: the heaviest reference solution, a decoder and an
+encoder side by side, stays well under it) and ``BERTLAB_KERNEL_PROCESSES`` (default 64) set
+the caps; 0 turns one off.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from pathlib import Path
+
+PAGE = os.sysconf("SC_PAGE_SIZE")
+MEMORY_ENV, PROCESSES_ENV = "BERTLAB_KERNEL_MEMORY_MB", "BERTLAB_KERNEL_PROCESSES"
+
+
+def caps() -> tuple[int, int]:
+    """(memory cap in bytes, process cap) from the environment; 0 means no cap."""
+    def number(name: str, default: int) -> int:
+        value = os.environ.get(name, "").strip()
+        try:
+            return int(value) if value else default
+        except ValueError:
+            raise ValueError(f"{name}={value!r}: give a whole number (0 turns the cap off)") from None
+
+    return number(MEMORY_ENV, 3072) * 2**20, number(PROCESSES_ENV, 64)
+
+
+def process_tree(root: int) -> list[int]:
+    """``root`` and every process descended from it, read from ``/proc``."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # it ended meanwhile
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])  # the name in parentheses may hold spaces
+        children.setdefault(ppid, []).append(int(entry.name))
+    tree, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        tree.append(pid)
+        todo += children.get(pid, [])
+    return tree
+
+
+def resident_bytes(pids: list[int]) -> int:
+    total = 0
+    for pid in pids:
+        try:
+            total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
+class KernelWatch:
+    """Watch one kernel's process tree; kill it when over a cap. ``reason`` says why it was killed."""
+
+    def __init__(self, pid: int, memory_bytes: int, processes: int, period: float = 0.2):
+        self.pid, self.memory_bytes, self.processes, self.period = pid, memory_bytes, processes, period
+        self.reason: str | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"kernel-watch-{pid}", daemon=True)
+
+    def start(self) -> "KernelWatch":
+        if self.memory_bytes or self.processes:
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def over_cap(self) -> str | None:
+        """Why the tree is over a cap now, or None."""
+        tree = process_tree(self.pid)
+        if self.processes and len(tree) > self.processes:
+            return f"it ran {len(tree)} processes, more than the cap of {self.processes}"
+        if self.memory_bytes:
+            used = resident_bytes(tree)
+            if used > self.memory_bytes:
+                return (f"it used {used / 2**20:,.0f} MB of memory, more than the cap of "
+                        f"{self.memory_bytes / 2**20:,.0f} MB")
+        return None
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.period):
+            if not Path(f"/proc/{self.pid}").exists():
+                return
+            why = self.over_cap()
+            if why:
+                self.reason = why
+                # the root first: inside the sandbox it leads the kernel's PID namespace, and the
+                # namespace dies with it; outside, every process found is killed in turn
+                for pid in process_tree(self.pid):
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                return

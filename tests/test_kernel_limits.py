@@ -1,0 +1,49 @@
+"""bertlab.kernel_limits: a process tree over its memory or process cap is killed, and says why."""
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from bertlab import kernel_limits
+from bertlab.kernel_limits import KernelWatch
+
+
+def run_watched(code: str, memory_mb: int = 0, processes: int = 0, seconds: float = 20):
+    child = subprocess.Popen([sys.executable, "-c", code])
+    watch = KernelWatch(child.pid, memory_mb * 2**20, processes, period=0.05).start()
+    try:
+        child.wait(timeout=seconds)
+    finally:
+        watch.stop()
+        child.kill()
+    return child.returncode, watch.reason
+
+
+def test_a_memory_bomb_is_killed_at_the_cap():
+    code, why = run_watched("import time; x = bytearray(600 * 2**20); time.sleep(30)", memory_mb=200)
+    assert code == -9 and "more than the cap of 200 MB" in why
+
+
+def test_a_process_bomb_is_killed_at_the_cap():
+    code, why = run_watched("import subprocess, time\n"
+                            "ps = [subprocess.Popen(['sleep', '30']) for _ in range(12)]\ntime.sleep(30)", processes=6)
+    assert code == -9 and "more than the cap of 6" in why
+    time.sleep(0.2)
+    leftovers = subprocess.run(["pgrep", "-f", "^sleep 30$"], capture_output=True, text=True).stdout.split()
+    assert not leftovers, "every process of the tree is killed"
+
+
+def test_an_honest_process_under_the_caps_is_left_alone():
+    code, why = run_watched("import time; x = bytearray(20 * 2**20); time.sleep(0.5)", memory_mb=500, processes=4)
+    assert code == 0 and why is None
+
+
+def test_caps_come_from_the_environment(monkeypatch):
+    monkeypatch.setenv(kernel_limits.MEMORY_ENV, "100")
+    monkeypatch.setenv(kernel_limits.PROCESSES_ENV, "0")
+    assert kernel_limits.caps() == (100 * 2**20, 0)
+    monkeypatch.setenv(kernel_limits.MEMORY_ENV, "lots")
+    with pytest.raises(ValueError, match="whole number"):
+        kernel_limits.caps()
