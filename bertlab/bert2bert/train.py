@@ -21,12 +21,17 @@ from __future__ import annotations
 import argparse
 import json
 import time
+import warnings
 from pathlib import Path
 
 import torch
 
 from bertlab.bert2bert import definitions
 from bertlab.bert2bert.model import freeze_encoder, trained_names, warm_start
+
+# EncoderDecoderModel warns on every loss it computes from labels that models fine-tuned before
+# transformers 4.12 may train differently: true, and nothing to do with a model built today.
+warnings.filterwarnings("ignore", message="Version v4.12.0 introduces", category=FutureWarning)
 
 WEIGHTS_DIR = Path(__file__).with_name("weights")
 WEIGHTS_FILE = "decoder.safetensors"

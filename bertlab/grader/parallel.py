@@ -25,6 +25,7 @@ import os
 import shutil
 import tempfile
 import time
+import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,13 +116,19 @@ def _grade(assignment: str, student: str, submitted: str) -> Outcome:
 
 def record(course: Path, assignment: str, outcome: Outcome) -> None:
     """Write one graded submission into the course gradebook (auto scores and comments only:
-    manual grades already there stay)."""
+    manual grades already there stay). A submission that could not be graded adds its student
+    only, so the report lists them."""
     from datetime import datetime
 
     from nbgrader.api import Gradebook
+    from sqlalchemy.exc import SAWarning
 
-    with Gradebook(db_url(course)) as gradebook:
+    with Gradebook(db_url(course)) as gradebook, warnings.catch_warnings():
+        # nbgrader's add_submission autoflushes half-built rows and SQLAlchemy says so; harmless
+        warnings.simplefilter("ignore", SAWarning)
         gradebook.update_or_create_student(outcome.student)
+        if not outcome.success:  # listed, with no submission: the report says it was not graded
+            return
         stamp = datetime.fromisoformat(outcome.timestamp) if outcome.timestamp else None
         gradebook.update_or_create_submission(assignment, outcome.student, timestamp=stamp)
         for name, notebook in outcome.notebooks.items():
@@ -175,8 +182,7 @@ def autograde(course: Path, assignment: str, workers: int | None = None, student
             futures = [pool.submit(_grade, assignment, s, str(submitted[s])) for s in todo]
             for future in as_completed(futures):
                 outcome = future.result()
-                if outcome.success:
-                    record(course, assignment, outcome)
+                record(course, assignment, outcome)
                 _copy_graded(course, assignment, outcome)
                 state[f"{assignment}/{outcome.student}"] = hashes[outcome.student] if outcome.success else None
                 state_path.parent.mkdir(parents=True, exist_ok=True)
