@@ -140,4 +140,19 @@ def test_the_shipped_model_loads_offline_and_writes_a_definition(tokenizer):
     assert len(written) == 4 and all(w.split() for w in written)
     record = json.loads((embedded.WEIGHTS_DIR / "evaluation.json").read_text())["results"]
     for measure in scores.ROUGE_TYPES:
-        assert record["fine-tuned, greedy"][measure] > record["untrained"][measure] + 5, measure
+        assert record["fine-tuned, greedy"][measure] >= record["untrained"][measure] + 3, measure  # Chapter 7's margin
+
+
+def test_bertshare_shares_every_decoder_weight_but_cross_attention(tokenizer):
+    model = warm_start(checkpoint_path(), tokenizer, tie=True)
+    encoder, decoder = model.encoder, model.decoder.bert
+    layer = 0
+    assert decoder.encoder.layer[layer].attention.self.query.weight is encoder.encoder.layer[layer].attention.self.query.weight
+    assert decoder.embeddings.word_embeddings.weight is model.decoder.cls.predictions.decoder.weight
+    assert decoder.encoder.layer[layer].attention.self.is_causal, "the decoder keeps its causal mask"
+    cross = sum(p.numel() for n, p in model.decoder.named_parameters() if ".crossattention." in n)
+    untied = warm_start(checkpoint_path(), tokenizer)
+    assert sum(p.numel() for p in model.parameters()) < sum(p.numel() for p in untied.parameters())
+    assert cross > 0
+    ids = torch.tensor([[101, 2000, 2001, 102]])
+    assert model(input_ids=ids, decoder_input_ids=ids).logits.shape == (1, 4, 30522)

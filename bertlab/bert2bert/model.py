@@ -6,8 +6,10 @@ Checkpoints for Sequence Generation Tasks", TACL; transformers' ``EncoderDecoder
 self-attention) and ``add_cross_attention=True`` (new, randomly initialised blocks that read the
 encoder's output). BERT has no start or end of output, so its ``[CLS]``, ``[SEP]`` and ``[PAD]``
 serve, set where the loss (``model.config``) and ``generate`` (``model.generation_config``)
-read them. ``tie=True`` gives BERTShare: one set of weights for both halves
-(``tie_encoder_decoder``). Used by Chapter 7 and ``make bert2bert``.
+read them. ``tie=True`` gives BERTShare: one set of weights for both halves, the cross-attention
+aside. transformers 5 still accepts ``tie_encoder_decoder=True`` and stores it in the config,
+but ties nothing (Chapter 7 counts the parameters), so :func:`share_halves` ties them by hand.
+Used by Chapter 7 and ``make bert2bert``.
 """
 
 from __future__ import annotations
@@ -33,11 +35,35 @@ def warm_start(path: str, tokenizer, tie: bool = False, seed: int = 0):
 
     torch.manual_seed(seed)
     with captured_transformers_log():
-        model = EncoderDecoderModel.from_encoder_decoder_pretrained(path, path, tie_encoder_decoder=tie)
+        model = EncoderDecoderModel.from_encoder_decoder_pretrained(path, path)
+    if tie:
+        share_halves(model)
     ids = special_ids(tokenizer)
     model.config.update(ids)
     model.generation_config.update(**{k: v for k, v in ids.items() if k != "vocab_size"})
     return model
+
+
+def share_halves(model) -> int:
+    """BERTShare (Rothe et al. 2020, section 3): the decoder's embeddings, self-attention and
+    feed-forward weights become the encoder's own ``Parameter`` objects, so one tensor serves
+    both halves and trains for both; only the cross-attention and the decoder's head stay the
+    decoder's. Parameters are shared, not modules: a decoder layer keeps its causal mask and its
+    cache index. Returns the number of parameters now shared."""
+    encoder, decoder = model.encoder, model.decoder.bert
+    shared = 0
+    for name, parameter in encoder.named_parameters():
+        module_name, _, attribute = name.rpartition(".")
+        try:
+            target = decoder.get_submodule(module_name)
+        except AttributeError:  # the encoder's pooler: the decoder has none
+            continue
+        if isinstance(getattr(target, attribute, None), torch.nn.Parameter):
+            setattr(target, attribute, parameter)
+            shared += parameter.numel()
+    # the output projection is tied to the (now shared) word embeddings
+    model.decoder.cls.predictions.decoder.weight = encoder.embeddings.word_embeddings.weight
+    return shared
 
 
 def freeze_encoder(model) -> int:
@@ -52,5 +78,6 @@ def freeze_encoder(model) -> int:
 def trained_names(model) -> list[str]:
     """State-dict keys of the decoder that can change in training (all but the word embeddings and
     the output projection tied to them): what the shipped weights hold."""
-    frozen = {"decoder.bert.embeddings.word_embeddings.weight", "decoder.cls.predictions.decoder.weight"}
+    frozen = {"decoder.bert.embeddings.word_embeddings.weight", "decoder.cls.predictions.decoder.weight",
+              "decoder.cls.predictions.decoder.bias"}  # the last is tied to cls.predictions.bias
     return [k for k in model.state_dict() if k.startswith("decoder.") and k not in frozen]
