@@ -38,6 +38,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import os
 import sys
 
 
@@ -164,9 +165,29 @@ def oracle_origins(import_missing: bool = False) -> dict[str, str | None]:
     return found
 
 
+def _installed_class(cls) -> bool:
+    """True for a class an installed package defines (scipy's ``MatlabObject``, say), not the
+    notebook: its module's file lies under the interpreter's prefixes (the read-only environment
+    the sandbox mounts), and the class really is that module's attribute (a class cannot pass by
+    writing a library's name into its ``__module__``)."""
+    module = sys.modules.get(str(getattr(cls, "__module__", "")))
+    file = getattr(module, "__file__", None)
+    if not file:
+        return False  # __main__ of a kernel, or a module made at run time
+    real = os.path.realpath(file)
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    if not any(real.startswith(p + os.sep) for p in prefixes):
+        return False
+    obj = module
+    for part in str(getattr(cls, "__qualname__", "")).split("."):
+        obj = getattr(obj, part, None)
+    return obj is cls
+
+
 def lying_types() -> list[str]:
-    """Subclasses of ``torch.Tensor`` and ``numpy.ndarray`` from outside their library that
-    override a comparison or dispatch hook (:data:`LYING_HOOKS`), as ``module.qualname``."""
+    """Subclasses of ``torch.Tensor`` and ``numpy.ndarray`` from outside their library and every
+    installed package that override a comparison or dispatch hook (:data:`LYING_HOOKS`), as
+    ``module.qualname``: a type the notebook defined."""
     found = []
     for spec, hooks in LYING_HOOKS.items():
         module, name = spec.split(":")
@@ -181,7 +202,8 @@ def lying_types() -> list[str]:
                 seen.add(cls)
                 stack.append(cls)
                 home = str(getattr(cls, "__module__", "")).split(".")[0]
-                if home != module and hooks & set(type.__dict__["__dict__"].__get__(cls)):
+                if home != module and hooks & set(type.__dict__["__dict__"].__get__(cls)) \
+                        and not _installed_class(cls):
                     found.append(f"{cls.__module__}.{cls.__qualname__}")
     return sorted(found)
 

@@ -1,6 +1,7 @@
 """Unit tests of the grader's two guards, without a kernel (tests/test_hostile.py grades
 real hostile submissions end to end)."""
 
+import gc
 import json
 
 import nbformat
@@ -86,3 +87,20 @@ def test_redaction_removes_outputs_that_quote_hidden_tests():
     nb, _ = feedback_redaction.RedactHiddenTests().preprocess(nb, {})
     texts = [o.text for o in nb.cells[0].outputs]
     assert texts == [feedback_redaction.NOTICE, "secret_function(3) is 41\n"]
+
+
+def test_an_installed_packages_own_array_types_are_not_named_but_a_disguised_one_is():
+    import numpy as np
+    import scipy.io.matlab  # noqa: F401  (defines MatlabObject, an ndarray subclass with hooks)
+
+    assert not [t for t in kernel_guard.lying_types() if "scipy" in t], "a library's type is not the notebook's"
+
+    class Disguised(np.ndarray):
+        def __eq__(self, other):
+            return True
+
+    Disguised.__module__, Disguised.__qualname__ = "scipy.io.matlab", "MatlabObject2"
+    assert "scipy.io.matlab.MatlabObject2" in kernel_guard.lying_types()
+    del Disguised
+    gc.collect()  # __subclasses__ holds weak references: later tests see no trace of it
+    assert "scipy.io.matlab.MatlabObject2" not in kernel_guard.lying_types()
