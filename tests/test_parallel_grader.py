@@ -1,6 +1,6 @@
-"""``python -m bertlab.grader autograde --workers N``: the same scores as plain ``nbgrader
-autograde``, one writer of the gradebook, a regrade that skips what has not changed, and a
-broken submission that costs only its own student."""
+"""``python -m bertlab.grader autograde --workers N``: each submission scores what its content
+deserves, one writer of the gradebook, a regrade that skips what has not changed, and a broken
+submission that costs only its own student."""
 
 from __future__ import annotations
 
@@ -35,36 +35,29 @@ def submissions(course):
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """The same four submissions graded by plain nbgrader and by the parallel grader."""
-    plain = grading.make_course(tmp_path_factory.mktemp("plain"))
-    submissions(plain)
-    try:
-        grading.autograde(plain, ASSIGNMENT)
-    except RuntimeError:
-        pass  # nbgrader exits non-zero for eve's file; the others are graded
+    """Four submissions graded by the parallel grader, two at a time. (``make bench`` grades 20
+    with plain ``nbgrader autograde`` as well and checks the scores are identical.)"""
     ours = grading.make_course(tmp_path_factory.mktemp("parallel"))
     submissions(ours)
     outcomes = parallel.autograde(ours, ASSIGNMENT, workers=2, progress=False)
-    return plain, ours, {o.student: o for o in outcomes}
+    return ours, {o.student: o for o in outcomes}
 
 
-def test_scores_equal_plain_nbgrader(graded):
-    plain, ours, outcomes = graded
+def test_each_submission_scores_what_its_content_deserves(graded):
+    ours, outcomes = graded
     assert sorted(outcomes) == ["ada", "cy", "dee", "eve"]
-    for student in ("ada", "cy", "dee"):
-        assert grading.scores(ours, ASSIGNMENT, student) == grading.scores(plain, ASSIGNMENT, student), student
     full = grading.scores(ours, ASSIGNMENT, "ada")
-    assert all(s.score == s.max_score for s in full.values())
+    assert all(s.score == s.max_score for s in full.values()) and len(full) >= 6
     assert sum(s.score for s in grading.scores(ours, ASSIGNMENT, "cy").values()) == 0
     dee = grading.scores(ours, ASSIGNMENT, "dee")
-    assert dee["test_pad_batch_hidden"].score > 0 and 0 < sum(s.score for s in dee.values()) < sum(
-        s.max_score for s in dee.values()), "the cells before the kernel died keep their scores"
+    kept = {k for k, s in dee.items() if s.score}
+    assert kept == {"test_pad_batch", "test_pad_batch_hidden"}, "the cells before the kernel died keep their scores"
     assert not outcomes["eve"].success and outcomes["ada"].success
     assert (ours / "autograder" / "autograded" / "ada" / ASSIGNMENT).is_dir()
 
 
 def test_unchanged_submissions_are_not_graded_again_unless_forced(graded):
-    _, ours, _ = graded
+    ours, _ = graded
     before = grading.scores(ours, ASSIGNMENT, "ada")
     assert parallel.autograde(ours, ASSIGNMENT, workers=2, students=["ada", "cy"], progress=False) == []
     again = parallel.autograde(ours, ASSIGNMENT, workers=1, students=["ada"], force=True, progress=False)
@@ -75,7 +68,7 @@ def test_unchanged_submissions_are_not_graded_again_unless_forced(graded):
 def test_a_manual_score_survives_a_regrade(graded):
     from nbgrader.api import Gradebook
 
-    _, ours, _ = graded
+    ours, _ = graded
     with Gradebook(parallel.db_url(ours)) as gradebook:
         grade = gradebook.find_grade("test_pad_batch_hidden", grading.notebook_name(ASSIGNMENT), ASSIGNMENT, "cy")
         grade.manual_score = 1.0
@@ -87,7 +80,7 @@ def test_a_manual_score_survives_a_regrade(graded):
 
 
 def test_the_command_reports_every_student_and_names_who_needs_a_look(graded, capsys):
-    _, ours, _ = graded
+    ours, _ = graded
     code = cli.main(["autograde", ASSIGNMENT, "--course", str(ours), "--workers", "2"])
     out, err = capsys.readouterr()
     assert code == 1 and "eve" in err and "dee" in err and "ada" not in err
@@ -97,6 +90,6 @@ def test_the_command_reports_every_student_and_names_who_needs_a_look(graded, ca
 
 
 def test_a_student_with_no_submission_is_a_clear_error(graded):
-    _, ours, _ = graded
+    ours, _ = graded
     with pytest.raises(FileNotFoundError, match="no submission of ps00-tokens for zed"):
         parallel.autograde(ours, ASSIGNMENT, students=["zed"], progress=False)
