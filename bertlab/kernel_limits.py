@@ -105,8 +105,13 @@ class KernelWatch:
             why = self.over_cap()
             if why:
                 self.reason = why
-                # the root first: inside the sandbox it leads the kernel's PID namespace, and the
-                # namespace dies with it; outside, every process found is killed in turn
+                # its process group first (jupyter_client starts a kernel as a session leader, and
+                # a fork still in flight is in that group too); then every process of the tree
+                try:
+                    if os.getpgid(self.pid) == self.pid:
+                        os.killpg(self.pid, signal.SIGKILL)
+                except OSError:
+                    pass
                 for pid in process_tree(self.pid):
                     try:
                         os.kill(pid, signal.SIGKILL)

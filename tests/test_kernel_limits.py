@@ -11,7 +11,7 @@ from bertlab.kernel_limits import KernelWatch
 
 
 def run_watched(code: str, memory_mb: int = 0, processes: int = 0, seconds: float = 20):
-    child = subprocess.Popen([sys.executable, "-c", code])
+    child = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)  # as jupyter_client starts kernels
     watch = KernelWatch(child.pid, memory_mb * 2**20, processes, period=0.05).start()
     try:
         child.wait(timeout=seconds)
