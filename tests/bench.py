@@ -191,6 +191,21 @@ def checkpoint_load() -> list[str]:
     return ["checkpoint load"] if over else []
 
 
+def first_use_then_load(resolve, load_code: str) -> tuple[float, float]:
+    """Seconds ``resolve(cache_dir=<empty>)`` takes to build a model folder on first use, and seconds
+    ``load_code`` (with ``{path!r}`` for the folder) takes in a fresh process after importing transformers."""
+    with tempfile.TemporaryDirectory() as cache:
+        start = time.perf_counter()
+        resolve(cache_dir=Path(cache))
+        first_use = time.perf_counter() - start
+    path = resolve()
+    script = ("import time, transformers; t = time.perf_counter(); "
+              + load_code.format(path=path) + "; print(time.perf_counter() - t)")
+    load = float(subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
+                                text=True).stdout.split()[-1])
+    return first_use, load
+
+
 def bert2bert_load() -> list[str]:
     """The shipped BERT2BERT: assembly on first use (empty cache), then a load in a fresh process."""
     from bertlab.bert2bert import embedded as b2b
@@ -198,15 +213,7 @@ def bert2bert_load() -> list[str]:
     if not b2b.is_shipped():
         print("\nBERT2BERT: not shipped (run make bert2bert); load not measured")
         return ["bert2bert not shipped"]
-    with tempfile.TemporaryDirectory() as cache:
-        start = time.perf_counter()
-        b2b.bert2bert_path(cache_dir=Path(cache))
-        assembly = time.perf_counter() - start
-    path = b2b.bert2bert_path()
-    script = ("import time, transformers; t = time.perf_counter(); "
-              f"transformers.EncoderDecoderModel.from_pretrained({path!r}); print(time.perf_counter() - t)")
-    load = float(subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
-                                text=True).stdout.split()[-1])
+    assembly, load = first_use_then_load(b2b.bert2bert_path, "transformers.EncoderDecoderModel.from_pretrained({path!r})")
     print(f"\nBERT2BERT assembly on first use (empty cache): {assembly:.1f} s; load (fresh process): {load:.2f} s")
     return []
 
@@ -215,16 +222,9 @@ def decoder_load() -> list[str]:
     """The embedded decoder: GGUF -> HF folder on first use (empty cache), then a load in a fresh process."""
     from bertlab import decoder
 
-    with tempfile.TemporaryDirectory() as cache:
-        start = time.perf_counter()
-        decoder.embedded_decoder_path(cache_dir=Path(cache))
-        convert = time.perf_counter() - start
-    path = decoder.embedded_decoder_path()
-    script = ("import time, transformers; t = time.perf_counter(); "
-              f"transformers.AutoModelForCausalLM.from_pretrained({path!r}); "
-              f"transformers.AutoTokenizer.from_pretrained({path!r}); print(time.perf_counter() - t)")
-    load = float(subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
-                                text=True).stdout.split()[-1])
+    convert, load = first_use_then_load(decoder.embedded_decoder_path,
+                                        "transformers.AutoModelForCausalLM.from_pretrained({path!r}); "
+                                        "transformers.AutoTokenizer.from_pretrained({path!r})")
     print(f"decoder conversion on first use (empty cache): {convert:.1f} s   (budget {BUDGET['decoder_convert_s']} s)")
     print(f"decoder load (fresh process, after importing transformers): {load:.2f} s   (budget {BUDGET['decoder_load_s']} s)")
     return ["decoder load"] if convert > BUDGET["decoder_convert_s"] or load > BUDGET["decoder_load_s"] else []
