@@ -191,19 +191,21 @@ def checkpoint_load() -> list[str]:
     return ["checkpoint load"] if over else []
 
 
-def first_use_then_load(resolve, load_code: str) -> tuple[float, float]:
-    """Seconds ``resolve(cache_dir=<empty>)`` takes to build a model folder on first use, and seconds
-    ``load_code`` (with ``{path!r}`` for the folder) takes in a fresh process after importing transformers."""
+def first_use_then_load(resolve, load_code: str, classes: str) -> tuple[float, float, float]:
+    """Seconds ``resolve(cache_dir=<empty>)`` takes to build a model folder on first use; then, in a
+    fresh process, seconds importing torch and ``classes`` from transformers, and seconds ``load_code``
+    (with ``{path!r}`` for the folder) takes after that import (the checkpoint's load is timed the same way)."""
     with tempfile.TemporaryDirectory() as cache:
         start = time.perf_counter()
         resolve(cache_dir=Path(cache))
         first_use = time.perf_counter() - start
     path = resolve()
-    script = ("import time, transformers; t = time.perf_counter(); "
-              + load_code.format(path=path) + "; print(time.perf_counter() - t)")
-    load = float(subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
-                                text=True).stdout.split()[-1])
-    return first_use, load
+    script = ("import time; t = time.perf_counter(); import torch; from transformers import " + classes
+              + "; i = time.perf_counter() - t; t = time.perf_counter(); " + load_code.format(path=path)
+              + "; print(i, time.perf_counter() - t)")
+    imports, load = map(float, subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
+                                              text=True).stdout.split()[-2:])
+    return first_use, imports, load
 
 
 def bert2bert_load() -> list[str]:
@@ -213,8 +215,10 @@ def bert2bert_load() -> list[str]:
     if not b2b.is_shipped():
         print("\nBERT2BERT: not shipped (run make bert2bert); load not measured")
         return ["bert2bert not shipped"]
-    assembly, load = first_use_then_load(b2b.bert2bert_path, "transformers.EncoderDecoderModel.from_pretrained({path!r})")
-    print(f"\nBERT2BERT assembly on first use (empty cache): {assembly:.1f} s; load (fresh process): {load:.2f} s")
+    assembly, imports, load = first_use_then_load(b2b.bert2bert_path, "EncoderDecoderModel.from_pretrained({path!r})",
+                                                  "EncoderDecoderModel")
+    print(f"\nBERT2BERT assembly on first use (empty cache): {assembly:.1f} s; load (fresh process): {load:.2f} s "
+          f"(+ {imports:.2f} s importing torch and transformers)")
     return []
 
 
@@ -222,11 +226,13 @@ def decoder_load() -> list[str]:
     """The embedded decoder: GGUF -> HF folder on first use (empty cache), then a load in a fresh process."""
     from bertlab import decoder
 
-    convert, load = first_use_then_load(decoder.embedded_decoder_path,
-                                        "transformers.AutoModelForCausalLM.from_pretrained({path!r}); "
-                                        "transformers.AutoTokenizer.from_pretrained({path!r})")
+    convert, imports, load = first_use_then_load(decoder.embedded_decoder_path,
+                                                 "AutoModelForCausalLM.from_pretrained({path!r}); "
+                                                 "AutoTokenizer.from_pretrained({path!r})",
+                                                 "AutoModelForCausalLM, AutoTokenizer")
     print(f"decoder conversion on first use (empty cache): {convert:.1f} s   (budget {BUDGET['decoder_convert_s']} s)")
-    print(f"decoder load (fresh process, after importing transformers): {load:.2f} s   (budget {BUDGET['decoder_load_s']} s)")
+    print(f"decoder load, model + tokenizer (fresh process): {load:.2f} s (+ {imports:.2f} s importing torch and "
+          f"transformers)   (budget {BUDGET['decoder_load_s']} s)")
     return ["decoder load"] if convert > BUDGET["decoder_convert_s"] or load > BUDGET["decoder_load_s"] else []
 
 
