@@ -23,8 +23,8 @@ ASSIGNMENTS := $(sort $(notdir $(wildcard solutions/ps*)))
 ASSIGNMENT ?= $(lastword $(ASSIGNMENTS))
 JB_FLAGS := -W -n --keep-going
 
-.PHONY: install book book-strict test unit exercises check-exercises lab release autograde \
-        feedback grades bench checkpoint bert2bert clean
+.PHONY: install book book-strict test unit exercises check-exercises lab release collect autograde \
+        regrade feedback grades bench checkpoint bert2bert clean
 
 install: $(STAMP)
 
@@ -81,27 +81,39 @@ lab: install
 
 ## Grading (instructors) ---------------------------------------------------------------------
 
-# Submissions go in autograder/submitted/<student>/$(ASSIGNMENT)/ (e.g. from `nbgrader zip_collect`).
-release: exercises
+# One command per step, each a subcommand of the course grader (python -m bertlab.grader --help).
+# ASSIGNMENT=<id> picks the assignment (default: the last one); STUDENT=<id> one student.
+GRADER := $(BIN)/python -m bertlab.grader
+ASSIGNMENT_GIVEN := $(if $(filter command line environment environment override,$(origin ASSIGNMENT)),$(ASSIGNMENT))
 
-# Releases only the assignment being graded (so the gradebook knows its hidden tests), grades
-# it, then prints one row per student and writes autograder/reports/$(ASSIGNMENT).csv/.json;
-# fails naming every student whose submission needs a look.
-# WORKERS students at once (default: one per core); a submission unchanged since it was graded
-# is skipped (FORCE=1 grades it again); STUDENT=<id> grades one student.
+# The student version into exercises/ and the hidden tests into the gradebook: every assignment,
+# or ASSIGNMENT=<id>.
+release: install
+	$(GRADER) release $(ASSIGNMENT_GIVEN)
+
+# Submissions into autograder/submitted/<student>/$(ASSIGNMENT)/ from SOURCE: a folder with one
+# folder per student, or an LMS zip (Canvas's file names; REGEXP=... for another LMS).
+collect: install
+	@test -n "$(SOURCE)" || { echo "make collect ASSIGNMENT=<id> SOURCE=<folder or zip> [REGEXP=...]"; exit 2; }
+	$(GRADER) collect $(ASSIGNMENT) "$(SOURCE)" $(if $(REGEXP),--regexp '$(REGEXP)')
+
+# Grades WORKERS students at once (default: one per core), then prints one row per student and
+# writes autograder/reports/$(ASSIGNMENT).csv/.json; fails naming every student whose submission
+# needs a look. A submission unchanged since it was graded is skipped (FORCE=1, or make regrade,
+# grades it again). Needs the assignment released (make release), and never releases it itself.
 autograde: install
-	@test -d autograder/submitted || { echo "no submissions: put them in autograder/submitted/<student>/$(ASSIGNMENT)/"; exit 1; }
-	nbgrader generate_assignment $(ASSIGNMENT) --force --log-level=WARN
-	$(BIN)/python -m bertlab.grader autograde $(ASSIGNMENT) $(if $(WORKERS),--workers $(WORKERS)) \
+	$(GRADER) autograde $(ASSIGNMENT) $(if $(WORKERS),--workers $(WORKERS)) \
 	  $(if $(STUDENT),--student $(STUDENT)) $(if $(FORCE),--force)
 
-feedback: install
-	nbgrader generate_feedback $(ASSIGNMENT) --force
-	@echo "Feedback (HTML, hidden tests removed): autograder/feedback/<student>/$(ASSIGNMENT)/"
+regrade: install
+	$(GRADER) regrade $(ASSIGNMENT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(STUDENT),--student $(STUDENT))
 
+feedback: install
+	$(GRADER) feedback $(ASSIGNMENT) $(if $(STUDENT),--student $(STUDENT))
+
+# Per-question and total scores, quoted CSV: autograder/grades/<assignment>.csv and totals.csv.
 grades: install
-	nbgrader export --to=autograder/grades.csv
-	@echo "Grades: autograder/grades.csv"
+	$(GRADER) export
 
 ## The course checkpoint (issue: an embedded BERT with a trained MLM head) --------------------
 

@@ -5,14 +5,13 @@ grading folders never land wherever nbgrader happens to be started from (nbgrade
 ``--config`` and silently creates an empty ./gradebook.db otherwise).
 The root's ``nbgrader_config.py`` loads this file, so plain ``nbgrader ...`` from the root works.
 
-Folders (relative to the root):
-    solutions/<assignment>/                 source: reference solutions + hidden tests
-    exercises/<assignment>/                 release: what students get (generated, committed)
-    autograder/submitted/<student>/<assignment>/   collected submissions (never committed)
-    autograder/autograded/, autograder/feedback/   nbgrader's outputs (never committed)
+The folders and the gradebook URL are written down once, in ``bertlab/grader/layout.py``
+(the gradebook: ``$BERTLAB_GRADEBOOK_URL``, else ``autograder/gradebook.db``).
 """
 
 import os
+
+from bertlab.grader import layout
 
 c = get_config()  # noqa: F821 - injected by traitlets
 
@@ -20,13 +19,13 @@ c = get_config()  # noqa: F821 - injected by traitlets
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 c.CourseDirectory.root = root
-c.CourseDirectory.course_id = "bertlab"
-c.CourseDirectory.source_directory = "solutions"
-c.CourseDirectory.release_directory = "exercises"
-c.CourseDirectory.submitted_directory = os.path.join("autograder", "submitted")
-c.CourseDirectory.autograded_directory = os.path.join("autograder", "autograded")
-c.CourseDirectory.feedback_directory = os.path.join("autograder", "feedback")
-c.CourseDirectory.db_url = "sqlite:///" + os.path.join(root, "autograder", "gradebook.db")
+c.CourseDirectory.course_id = layout.COURSE_ID
+c.CourseDirectory.source_directory = layout.SOURCE
+c.CourseDirectory.release_directory = layout.RELEASE
+c.CourseDirectory.submitted_directory = layout.SUBMITTED
+c.CourseDirectory.autograded_directory = layout.AUTOGRADED
+c.CourseDirectory.feedback_directory = layout.FEEDBACK
+c.CourseDirectory.db_url = layout.gradebook_url(root)
 # Only the notebook is graded; data files next to it are copied as they are.
 c.CourseDirectory.notebook_id = "*"
 
@@ -47,7 +46,7 @@ c.Execute.iopub_timeout = 30
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     # ... and outputs that quote hidden tests (a submission can print them) are replaced first.
-    "bertlab.feedback_redaction.RedactHiddenTests",
+    "bertlab.grader.feedback_redaction.RedactHiddenTests",
     "nbgrader.preprocessors.ClearHiddenTests",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
@@ -58,7 +57,7 @@ c.GenerateFeedback.preprocessors = [
 from nbgrader.converters import Autograde  # noqa: E402
 from nbgrader.preprocessors import Execute  # noqa: E402
 
-from bertlab.guarded_execute import GuardedExecute  # noqa: E402
+from bertlab.grader.guarded_execute import GuardedExecute  # noqa: E402
 
 _default = Autograde.class_traits()["autograde_preprocessors"].default()
 assert Execute in _default, f"nbgrader's autograde pipeline changed: {_default}"

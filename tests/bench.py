@@ -33,7 +33,7 @@ import nbformat
 from nbclient import NotebookClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bertlab import grading  # noqa: E402
+from bertlab.grader import grading  # noqa: E402
 from tests.test_site import toc_files  # noqa: E402
 
 REPO = grading.REPO

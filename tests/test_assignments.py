@@ -23,7 +23,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from bertlab import grading
+from bertlab.grader import grading
 
 REPO = grading.REPO
 ASSIGNMENTS = grading.assignments()

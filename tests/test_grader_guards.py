@@ -3,10 +3,11 @@ real hostile submissions end to end)."""
 
 import gc
 import json
+from pathlib import Path
 
 import nbformat
 
-from bertlab import feedback_redaction, kernel_guard
+from bertlab.grader import feedback_redaction, kernel_guard
 
 
 def fingerprint():
@@ -104,3 +105,17 @@ def test_an_installed_packages_own_array_types_are_not_named_but_a_disguised_one
     del Disguised
     gc.collect()  # __subclasses__ holds weak references: later tests see no trace of it
     assert "scipy.io.matlab.MatlabObject2" not in kernel_guard.lying_types()
+
+
+def test_the_part_that_runs_in_a_students_kernel_imports_the_standard_library_only():
+    """The probe imports bertlab.grader.kernel_guard inside the student's kernel: importing it (and
+    the packages above it) may pull in no third-party module; only the kernel's own IPython, which
+    its fingerprint reads when it runs there."""
+    import subprocess
+    import sys
+
+    code = ("import sys; import bertlab.grader.kernel_guard; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] not in sys.stdlib_module_names))")
+    loaded = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, check=True,
+                            env={"PYTHONPATH": str(Path(__file__).resolve().parent.parent)}).stdout
+    assert [m for m in eval(loaded) if m.split(".")[0] != "bertlab" and m != "__main__"] == []

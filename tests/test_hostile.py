@@ -8,14 +8,14 @@ seed and silence warnings) must keep full marks: the guard must not punish norma
 
 The tricks, and what stops them:
 - rig the kernel (blank or rewrite test cells, drop asserts, swallow or hide errors, replace
-  torch.equal / Tensor.__eq__ / isinstance, set a trace function): ``bertlab.kernel_guard``;
+  torch.equal / Tensor.__eq__ / isinstance, set a trace function): ``bertlab.grader.kernel_guard``;
 - edit, re-weight or delete test cells, add a graded cell of your own: nbgrader restores test
   cells and their points from the gradebook (``OverwriteCells``, ``CheckCellMetadata``);
 - kill the kernel: the cells from that point score zero, those before keep their scores;
 - hand in something that is not a notebook: nbgrader records zero and goes on
   with the other students;
 - print the hidden tests (read the solution notebook, or the calling cell's source from
-  IPython's history): ``bertlab.feedback_redaction`` removes those outputs from the feedback;
+  IPython's history): ``bertlab.grader.feedback_redaction`` removes those outputs from the feedback;
 - return an object whose ``==`` always says yes: hidden tests compare plain values
   (``[int(x) for x in result]``), never the returned object itself.
 """
@@ -28,8 +28,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from bertlab import grading, kernel_sandbox
-from bertlab.feedback_redaction import spellings
+from bertlab.grader import grading, kernel_sandbox
+from bertlab.grader.feedback_redaction import spellings
 
 pytestmark = pytest.mark.slow
 
@@ -222,7 +222,7 @@ def submissions(released, solution) -> dict:
     # Honest work on the first function, then a kernel that dies: only the later cells are lost.
     found["honest-then-dies"] = with_cell(solution, "import os\nos._exit(1)", after=LAST_OF_FIRST_FUNCTION)
     # Honest work on the first function, then a bomb: the grader stops the kernel at its cap
-    # (bertlab.kernel_limits: 3 GB, 64 processes), and only the later cells are lost.
+    # (bertlab.grader.kernel_limits: 3 GB, 64 processes), and only the later cells are lost.
     found["honest-then-memory-bomb"] = with_cell(
         solution, "blocks = [bytearray(2**28) for _ in range(20)]  # 5 GB", after=LAST_OF_FIRST_FUNCTION)
     found["honest-then-process-bomb"] = with_cell(
@@ -302,7 +302,7 @@ def test_a_kernel_over_its_cap_is_stopped_and_costs_only_the_cells_after(course,
 
 
 def test_the_report_names_who_needs_a_look(course, tmp_path):
-    from bertlab import grade_report
+    from bertlab.grader import grade_report
 
     path, names, _, _ = course
     rows = {r["student"]: r for r in grade_report.report(path, ASSIGNMENT)}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bertlab import kernel_sandbox
+from bertlab.grader import kernel_sandbox
 
 
 def needs_bwrap():

@@ -9,7 +9,7 @@ import urllib.request
 
 import pytest
 
-from bertlab import grading
+from bertlab.grader import grading
 
 pytestmark = pytest.mark.slow
 

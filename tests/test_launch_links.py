@@ -4,7 +4,8 @@ import re
 
 import pytest
 
-from bertlab import grading, launch_links
+from bertlab import launch_links
+from bertlab.grader import grading
 from bertlab.models import public_path
 
 REPO = grading.REPO

@@ -9,7 +9,7 @@ import json
 import nbformat
 import pytest
 
-from bertlab import grading
+from bertlab.grader import grading
 from bertlab.grader import __main__ as cli
 from bertlab.grader import parallel
 
@@ -93,3 +93,70 @@ def test_a_student_with_no_submission_is_a_clear_error(graded):
     ours, _ = graded
     with pytest.raises(FileNotFoundError, match="no submission of ps00-tokens for zed"):
         parallel.autograde(ours, ASSIGNMENT, students=["zed"], progress=False)
+
+
+def test_release_then_collect_a_canvas_zip_and_a_folder(tmp_path, capsys):
+    """``release`` records the tests; ``collect`` maps Canvas's file names to students (late and
+    resubmitted ones too) through nbgrader's zip_collect, and copies a folder of student folders."""
+    import zipfile
+
+    course = grading.make_course(tmp_path / "course")
+    assert cli.main(["autograde", ASSIGNMENT, "--course", str(course)]) == 2
+    assert "release it first" in capsys.readouterr().err
+    assert cli.main(["release", ASSIGNMENT, "--course", str(course)]) == 0
+    notebook = nbformat.writes(grading.solution_notebook(ASSIGNMENT))
+    archive = tmp_path / "submissions.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr(f"lovelaceada_12345_678_{ASSIGNMENT}.ipynb", notebook)
+        z.writestr(f"turingalan_late_222_333_{ASSIGNMENT}-1.ipynb", notebook)
+        z.writestr("readme.txt", "not a submission")
+    assert cli.main(["collect", ASSIGNMENT, str(archive), "--course", str(course)]) == 0
+    assert "lovelaceada, turingalan" in capsys.readouterr().out
+    for student in ("lovelaceada", "turingalan"):
+        assert (course / "autograder" / "submitted" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").is_file()
+
+    folder = tmp_path / "by-hand"
+    (folder / "hopper").mkdir(parents=True)
+    (folder / "hopper" / f"{ASSIGNMENT}.ipynb").write_text(notebook)
+    assert cli.main(["collect", ASSIGNMENT, str(folder), "--course", str(course)]) == 0
+    assert (course / "autograder" / "submitted" / "hopper" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").is_file()
+
+    (tmp_path / "notes.txt").write_text("hello")
+    assert cli.main(["collect", ASSIGNMENT, str(tmp_path / "notes.txt"), "--course", str(course)]) == 2
+    assert "not a zip file" in capsys.readouterr().err
+    with zipfile.ZipFile(tmp_path / "odd.zip", "w") as z:
+        z.writestr(f"{ASSIGNMENT}.ipynb", notebook)
+    assert cli.main(["collect", ASSIGNMENT, str(tmp_path / "odd.zip"), "--course", str(course)]) == 2
+    assert "--regexp" in capsys.readouterr().err
+
+
+def test_export_quotes_names_and_has_a_column_per_question(graded):
+    import csv
+
+    from nbgrader.api import Gradebook
+
+    from bertlab.grader.export import export
+
+    ours, _ = graded
+    with Gradebook(parallel.db_url(ours)) as gradebook:
+        gradebook.update_or_create_student("ada", last_name="Lovelace, Countess of", first_name="Ada")
+    paths = export(ours, [ASSIGNMENT])
+    with paths[0].open(newline="") as f:
+        rows = {r["student"]: r for r in csv.DictReader(f)}
+    assert rows["ada"]["last_name"] == "Lovelace, Countess of"
+    cells = grading.scores(ours, ASSIGNMENT, "ada")
+    assert all(float(rows["ada"][g]) == s.score for g, s in cells.items())
+    for student in ("ada", "cy"):  # cy's one point is the manual score given above
+        assert float(rows[student]["score"]) == sum(s.score for s in grading.scores(ours, ASSIGNMENT, student).values())
+    with paths[1].open(newline="") as f:
+        totals = {r["student"]: r for r in csv.DictReader(f)}
+    assert totals["ada"][ASSIGNMENT] == rows["ada"]["score"]
+
+
+def test_feedback_for_one_student_hides_the_hidden_tests(graded):
+    ours, _ = graded
+    assert cli.main(["feedback", ASSIGNMENT, "--student", "ada", "--course", str(ours)]) == 0
+    html = grading.readable(ours / "autograder" / "feedback" / "ada" / ASSIGNMENT / f"{ASSIGNMENT}.html")
+    hidden = grading.marked_pairs(grading.solution_notebook(ASSIGNMENT), "HIDDEN TESTS")
+    assert hidden and not [pair for pair in hidden if pair in html]
+    assert not (ours / "autograder" / "feedback" / "cy").exists(), "only the student asked for"

@@ -1,10 +1,21 @@
-"""The instructor's grader, as one tool (issue: parallel, limited grading).
+"""The instructor's grader, as one tool: ``python -m bertlab.grader`` (release, collect,
+autograde, regrade, feedback, export), apart from the chapters' helpers and the models.
 
-- :mod:`bertlab.grader.parallel`: ``autograde --workers N``, many students at once, each in
-  its own scratch course and sandboxed kernel, one process writing the gradebook;
-- ``python -m bertlab.grader``: its command line (``make autograde`` calls it).
+Its parts, one idea each:
 
-The older flat modules (:mod:`bertlab.grading`, :mod:`bertlab.guarded_execute`,
-:mod:`bertlab.kernel_guard`, :mod:`bertlab.kernel_sandbox`, :mod:`bertlab.feedback_redaction`,
-:mod:`bertlab.grade_report`) are still imported from where they are; they move in here next.
+- :mod:`~bertlab.grader.layout`: the course's folders and gradebook URL, written down once;
+- :mod:`~bertlab.grader.parallel`: ``autograde --workers N``, many students at once, each in a
+  scratch course and a sandboxed kernel, one process writing the gradebook, regrades idempotent;
+- :mod:`~bertlab.grader.guarded_execute`: nbgrader's ``Execute`` as the course grades with it
+  (sandboxed, fingerprinted, capped; a dead kernel costs the cells from that point);
+- :mod:`~bertlab.grader.kernel_sandbox` (bubblewrap, no network), :mod:`~bertlab.grader.kernel_limits`
+  (memory and process caps), :mod:`~bertlab.grader.kernel_guard` (the fingerprint; it runs inside
+  the student's kernel, so it imports the standard library only);
+- :mod:`~bertlab.grader.feedback_redaction`: no hidden test in the feedback;
+- :mod:`~bertlab.grader.collect`, :mod:`~bertlab.grader.grade_report`, :mod:`~bertlab.grader.export`:
+  submissions in, the per-student table, CSV out;
+- :mod:`~bertlab.grader.grading`: the nbgrader round trip in a scratch course (tests, bench).
+
+Its dependencies are the ``grader`` extra of ``pyproject.toml``; it is configured by
+``autograder/nbgrader_config.py`` and explained in the README ("Grading").
 """

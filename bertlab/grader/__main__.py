@@ -1,10 +1,18 @@
-"""``python -m bertlab.grader autograde ASSIGNMENT [--workers N] [--student S ...] [--force]``
+"""``python -m bertlab.grader COMMAND ...``: the instructor's grader, one command per step.
 
-Run from the course root (or pass ``--course``), after the assignment is released. Grades the
-submissions in ``autograder/submitted/<student>/ASSIGNMENT/`` in parallel
-(:mod:`bertlab.grader.parallel`), then prints one row per student (score, seconds, what needs a
-look) and writes it to ``autograder/reports/ASSIGNMENT.csv`` and ``.json``. Exits 1 naming every
-student whose submission needs a look, 2 when there is nothing to grade.
+Run from the course root (or pass ``--course``); the folders are those of
+:mod:`bertlab.grader.layout`. The ``make`` targets of the same names call these.
+
+    release ASSIGNMENT...           the student version into exercises/, the hidden tests into the gradebook
+    collect ASSIGNMENT SOURCE       submissions from a folder (one folder per student) or an LMS zip
+    autograde ASSIGNMENT            grade in parallel (--workers N, --student S, --force), then report
+    regrade ASSIGNMENT              grade again even if unchanged (everyone, or --student S)
+    feedback ASSIGNMENT             HTML feedback, hidden tests removed (everyone, or --student S)
+    export [ASSIGNMENT...]          per-question and total scores as CSV
+
+``autograde`` prints one row per student (score, seconds, what needs a look), writes it to
+``autograder/reports/ASSIGNMENT.csv`` and ``.json``, and exits 1 naming every student whose
+submission needs a look. Every command exits 2, saying what to do, when its input is missing.
 """
 
 from __future__ import annotations
@@ -13,25 +21,89 @@ import argparse
 import sys
 from pathlib import Path
 
-from bertlab import grade_report
-from bertlab.grader import parallel
+from bertlab.grader import layout
 
 
-def autograde(args: argparse.Namespace) -> int:
-    course = args.course.resolve()
-    if not (course / "autograder" / "gradebook.db").is_file():
-        print(f"no gradebook in {course / 'autograder'}: release the assignment first "
-              f"(make release, or nbgrader generate_assignment {args.assignment})", file=sys.stderr)
-        return 2
-    if not any((course / "autograder" / "submitted").glob(f"*/{args.assignment}")):
-        print(f"no submissions: put them in {course / 'autograder' / 'submitted'}/<student>/{args.assignment}/",
-              file=sys.stderr)
-        return 2
-    outcomes = {o.student: o for o in parallel.autograde(course, args.assignment, args.workers, args.student,
-                                                         args.force)}
+class Refused(Exception):
+    """A command cannot start: the message says what to do (exit status 2)."""
+
+
+def nbgrader_api(course: Path):
+    """nbgrader's own ``NbGraderAPI`` for the course at ``course``, with the course's config."""
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config.loader import PyFileConfigLoader
+
+    if not (course / "nbgrader_config.py").is_file():
+        raise Refused(f"{course} is not the course root (no nbgrader_config.py): run from the repository "
+                      f"root, or pass --course")
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+
+
+def _checked(result: dict, what: str) -> None:
+    if not result.get("success"):
+        raise RuntimeError(f"{what} failed:\n{result.get('error') or ''}\n{result.get('log') or ''}")
+
+
+def _released(course: Path, assignment: str) -> None:
+    """The gradebook must know the assignment's cells (from its release) before grading it."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    url = layout.gradebook_url(course)
+    file = layout.sqlite_file(url)
+    try:
+        if file is not None and not file.is_file():
+            raise MissingEntry()
+        with Gradebook(url) as gradebook:
+            if not gradebook.find_assignment(assignment).notebooks:
+                raise MissingEntry()
+    except MissingEntry:
+        raise Refused(f"the gradebook does not know {assignment}'s tests yet: release it first "
+                      f"(python -m bertlab.grader release {assignment}, or make release ASSIGNMENT={assignment})")
+
+
+def release(args) -> int:
+    from bertlab.grader import grading
+
+    api = nbgrader_api(args.course)
+    known = grading.assignments(args.course)
+    for assignment in args.assignment or known:
+        if assignment not in known:
+            raise Refused(f"no assignment {assignment!r} in {args.course / layout.SOURCE}: one of {', '.join(known)}")
+        _checked(api.generate_assignment(assignment, force=True), f"releasing {assignment}")
+        print(f"released {assignment}: {layout.RELEASE}/{assignment}/ (its hidden tests are in the gradebook)")
+    return 0
+
+
+def collect(args) -> int:
+    from bertlab.grader.collect import CANVAS, CollectError, collect as run
+
+    try:
+        students = run(args.course, args.assignment, args.source, args.regexp or CANVAS)
+    except CollectError as exc:
+        raise Refused(str(exc))
+    print(f"collected {len(students)} submission(s) of {args.assignment} into {layout.SUBMITTED}/: "
+          + ", ".join(students))
+    return 0
+
+
+def autograde(args) -> int:
+    from bertlab.grader import grade_report, parallel
+
+    course, assignment = args.course, args.assignment
+    _released(course, assignment)
+    if not any((course / layout.SUBMITTED).glob(f"*/{assignment}")):
+        raise Refused(f"no submissions: put them in {course / layout.SUBMITTED}/<student>/{assignment}/ "
+                      f"(python -m bertlab.grader collect {assignment} FOLDER_OR_ZIP)")
+    try:
+        outcomes = {o.student: o for o in parallel.autograde(course, assignment, args.workers, args.student,
+                                                             args.force)}
+    except FileNotFoundError as exc:
+        raise Refused(str(exc))
     if not outcomes:
-        print("every submission is graded and unchanged since (--force grades them again)")
-    rows = grade_report.report(course, args.assignment)
+        print("every submission is graded and unchanged since (regrade, or --force, grades them again)")
+    rows = grade_report.report(course, assignment)
     if args.student:
         rows = [r for r in rows if r["student"] in args.student]
     for row in rows:
@@ -45,7 +117,7 @@ def autograde(args: argparse.Namespace) -> int:
         score = "-" if r["score"] is None else f"{r['score']:g}"
         seconds = "" if r["seconds"] is None else f"{r['seconds']:6.1f} s"
         print(f"{r['student']:<{width}}  {score:>5} / {r['max_score']:g}  {seconds:>8}  {r['flags']}")
-    paths = grade_report.write(rows, course / "autograder" / "reports", args.assignment)
+    paths = grade_report.write(rows, course / layout.REPORTS, assignment)
     print("written:", ", ".join(str(p.relative_to(course)) for p in paths))
     look = [r["student"] for r in rows if r["flags"]]
     if look:
@@ -53,17 +125,75 @@ def autograde(args: argparse.Namespace) -> int:
     return 1 if look else 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bertlab.grader", description="The course's grader.")
-    commands = parser.add_subparsers(dest="command", required=True)
-    grade = commands.add_parser("autograde", help="grade submissions in parallel, then report")
-    grade.add_argument("assignment")
-    grade.add_argument("--workers", type=int, default=None, help="students at once (default: one per core)")
-    grade.add_argument("--student", action="append", help="grade only this student (repeatable)")
-    grade.add_argument("--force", action="store_true", help="grade again even if unchanged since graded")
-    grade.add_argument("--course", type=Path, default=Path.cwd(), help="the course root (default: here)")
-    args = parser.parse_args(argv)
+def regrade(args) -> int:
+    args.force = True
     return autograde(args)
+
+
+def feedback(args) -> int:
+    _released(args.course, args.assignment)
+    api = nbgrader_api(args.course)
+    for student in args.student or [None]:
+        _checked(api.generate_feedback(args.assignment, student, force=True),
+                 f"feedback for {args.assignment}" + (f" ({student})" if student else ""))
+    print(f"feedback (HTML, hidden tests removed): {layout.FEEDBACK}/<student>/{args.assignment}/")
+    return 0
+
+
+def export(args) -> int:
+    from bertlab.grader.export import export as run
+
+    file = layout.sqlite_file(layout.gradebook_url(args.course))
+    if file is not None and not file.is_file():
+        raise Refused(f"no gradebook at {file}: release and autograde an assignment first")
+    for path in run(args.course, args.assignment or None):
+        print("written:", path.relative_to(args.course) if path.is_relative_to(args.course) else path)
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python -m bertlab.grader", description="The course's grader, one command per step.")
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name, run, help):
+        sub = commands.add_parser(name, help=help, description=help)
+        sub.add_argument("--course", type=Path, default=Path.cwd(), help="the course root (default: here)")
+        sub.set_defaults(run=run)
+        return sub
+
+    sub = command("release", release, "write the student version of assignments into exercises/ and record their "
+                                      "tests in the gradebook (default: every assignment)")
+    sub.add_argument("assignment", nargs="*")
+    sub = command("collect", collect, "copy submissions into autograder/submitted/ from a folder (one folder per "
+                                      "student) or an LMS zip (Canvas's file names by default)")
+    sub.add_argument("assignment")
+    sub.add_argument("source", type=Path, help="a folder of student folders, or a zip downloaded from the LMS")
+    sub.add_argument("--regexp", help="how a file name in the zip names its student: a regular expression with "
+                                      "the groups (?P<student_id>...) and (?P<file_id>...), matched on the whole path")
+    for name, run, help in (("autograde", autograde, "grade submissions in parallel, then report"),
+                            ("regrade", regrade, "grade submissions again, changed or not, then report")):
+        sub = command(name, run, help)
+        sub.add_argument("assignment")
+        sub.add_argument("--workers", type=int, default=None, help="students at once (default: one per core)")
+        sub.add_argument("--student", action="append", help="only this student (repeatable)")
+        if name == "autograde":
+            sub.add_argument("--force", action="store_true", help="grade again even if unchanged since graded")
+    sub = command("feedback", feedback, "write HTML feedback, hidden tests removed")
+    sub.add_argument("assignment")
+    sub.add_argument("--student", action="append", help="only this student (repeatable)")
+    sub = command("export", export, "write per-question and total scores as CSV into autograder/grades/")
+    sub.add_argument("assignment", nargs="*")
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    args.course = args.course.resolve()
+    try:
+        return args.run(args)
+    except Refused as exc:
+        print(f"python -m bertlab.grader {args.command}: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

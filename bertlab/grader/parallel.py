@@ -32,7 +32,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from bertlab import grading
+from bertlab.grader import grading, layout
 
 STATE_FILE = ".bertlab-graded.json"
 _worker: dict = {}  # in each worker process: its scratch course and NbGraderAPI
@@ -60,13 +60,15 @@ def submission_hash(folder: Path) -> str:
 
 
 def db_url(course: Path) -> str:
-    return "sqlite:///" + str(Path(course) / "autograder" / "gradebook.db")
+    """The course gradebook (:func:`bertlab.grader.layout.gradebook_url`)."""
+    return layout.gradebook_url(course)
 
 
 # --- in a worker process -------------------------------------------------------------------
 
-def _start_worker(repo: str, gradebook_snapshot: str, env: dict) -> None:
-    """Make this worker's scratch course and its NbGraderAPI (once per process)."""
+def _start_worker(repo: str, gradebook_snapshot: str | None, env: dict, assignment: str) -> None:
+    """Make this worker's scratch course and its NbGraderAPI (once per process). Its gradebook is
+    a copy of the course's SQLite file, or, for a gradebook on a server, its own release."""
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
     from traitlets.config.loader import PyFileConfigLoader
@@ -76,9 +78,16 @@ def _start_worker(repo: str, gradebook_snapshot: str, env: dict) -> None:
     os.environ.update(env)
     course = grading.make_course(Path(tempfile.mkdtemp(prefix="bertlab-grader-")), repo=Path(repo))
     Finalize(None, shutil.rmtree, args=(course,), kwargs={"ignore_errors": True}, exitpriority=10)
-    shutil.copy(gradebook_snapshot, course / "autograder" / "gradebook.db")
+    os.environ[layout.GRADEBOOK_ENV] = "sqlite:///" + str(course / layout.GRADEBOOK)  # its own, never the course's
+    if gradebook_snapshot:
+        shutil.copy(gradebook_snapshot, course / layout.GRADEBOOK)
     config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
-    _worker.update(course=course, api=NbGraderAPI(coursedir=CourseDirectory(config=config), config=config))
+    api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+    if not gradebook_snapshot:
+        result = api.generate_assignment(assignment, force=True)
+        if not result["success"]:
+            raise RuntimeError(f"a grading worker could not release {assignment}: {result.get('log')}")
+    _worker.update(course=course, api=api)
 
 
 def _read_submission(course: Path, assignment: str, student: str) -> tuple[str | None, dict]:
@@ -99,7 +108,7 @@ def _read_submission(course: Path, assignment: str, student: str) -> tuple[str |
 def _grade(assignment: str, student: str, submitted: str) -> Outcome:
     """Grade one student's submission in this worker's scratch course."""
     course, api = _worker["course"], _worker["api"]
-    dest = course / "autograder" / "submitted" / student / assignment
+    dest = layout.submission(course, student, assignment)
     shutil.rmtree(dest, ignore_errors=True)
     shutil.copytree(submitted, dest)
     start = time.perf_counter()
@@ -109,7 +118,7 @@ def _grade(assignment: str, student: str, submitted: str) -> Outcome:
         return Outcome(student, False, seconds, error=(result.get("error") or result.get("log") or "")[-4000:])
     stamp, notebooks = _read_submission(course, assignment, student)
     return Outcome(student, True, seconds, timestamp=stamp, notebooks=notebooks,
-                   autograded=str(course / "autograder" / "autograded" / student / assignment))
+                   autograded=str(layout.autograded(course, student, assignment)))
 
 
 # --- in the parent: the only writer of the course gradebook --------------------------------
@@ -142,7 +151,7 @@ def record(course: Path, assignment: str, outcome: Outcome) -> None:
 
 
 def _copy_graded(course: Path, assignment: str, outcome: Outcome) -> None:
-    final = course / "autograder" / "autograded" / outcome.student / assignment
+    final = layout.autograded(course, outcome.student, assignment)
     shutil.rmtree(final, ignore_errors=True)
     if outcome.success:
         shutil.copytree(outcome.autograded, final)
@@ -153,30 +162,33 @@ def autograde(course: Path, assignment: str, workers: int | None = None, student
     """Grade every submission of ``assignment`` in ``course`` (or only ``students``), ``workers``
     at a time (default: one per core). The assignment must be released (in the gradebook)."""
     course = Path(course).resolve()
-    submitted = {p.parent.name: p for p in sorted((course / "autograder" / "submitted").glob(f"*/{assignment}"))
+    submitted = {p.parent.name: p for p in sorted((course / layout.SUBMITTED).glob(f"*/{assignment}"))
                  if p.is_dir()}
     if students:
         unknown = sorted(set(students) - set(submitted))
         if unknown:
             raise FileNotFoundError(f"no submission of {assignment} for {', '.join(unknown)} in "
-                                    f"{course / 'autograder' / 'submitted'}/<student>/{assignment}/")
+                                    f"{course / layout.SUBMITTED}/<student>/{assignment}/")
         submitted = {s: submitted[s] for s in students}
-    state_path = course / "autograder" / "autograded" / STATE_FILE
+    state_path = course / layout.AUTOGRADED / STATE_FILE
     state = json.loads(state_path.read_text()) if state_path.is_file() else {}
     hashes = {s: submission_hash(p) for s, p in submitted.items()}
     todo = [s for s in submitted if force or state.get(f"{assignment}/{s}") != hashes[s]
-            or not (course / "autograder" / "autograded" / s / assignment).is_dir()]
+            or not layout.autograded(course, s, assignment).is_dir()]
     if not todo:
         return []
     workers = max(1, min(workers or os.cpu_count() or 1, len(todo)))
     env = {**grading._env(), "OMP_NUM_THREADS": "1"}
     outcomes = []
     with tempfile.TemporaryDirectory() as scratch:
-        snapshot = Path(scratch) / "gradebook.db"
-        shutil.copy(course / "autograder" / "gradebook.db", snapshot)  # after the release
+        source = layout.sqlite_file(db_url(course))
+        snapshot = None
+        if source is not None:  # after the release: it holds the assignment's cells and hidden tests
+            snapshot = str(Path(scratch) / "gradebook.db")
+            shutil.copy(source, snapshot)
         context = multiprocessing.get_context("spawn")  # a fresh interpreter: no inherited kernels or threads
         with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
-                                 initargs=(str(course), str(snapshot), env)) as pool, \
+                                 initargs=(str(course), snapshot, env, assignment)) as pool, \
                 tqdm(total=len(todo), desc=f"grading {assignment} ({workers} at a time)", unit="student",
                      disable=not progress) as bar:
             futures = [pool.submit(_grade, assignment, s, str(submitted[s])) for s in todo]

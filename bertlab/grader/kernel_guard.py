@@ -7,7 +7,7 @@ transformer that blanks each cell, an AST transformer that turns ``assert`` into
 trace function, or ``torch.equal = lambda *a: True``. nbgrader restores the *source* of test
 cells from its gradebook, but not the kernel they run in.
 
-:class:`bertlab.guarded_execute.GuardedExecute` is nbgrader's ``Execute`` preprocessor plus this check. Before the
+:class:`bertlab.grader.guarded_execute.GuardedExecute` is nbgrader's ``Execute`` preprocessor plus this check. Before the
 first cell of a notebook runs, it records a fingerprint of the fresh kernel
 (:func:`kernel_state`); before and after every test cell it takes the fingerprint again. If
 anything differs, the test cell gets an error output that names what changed, so it scores
@@ -21,7 +21,7 @@ builtins, ``math``, ``torch`` and ``numpy`` functions that tests compare with, t
 tests take their expected values from (:data:`ORACLES`: transformers' BERT modules, pipelines
 and collator, torch's functional ops), which must stay defined where the library defines it,
 and tensor types that answer comparisons themselves (:data:`LYING_HOOKS`). What the kernel can
-do to files is the sandbox's job (:mod:`bertlab.kernel_sandbox`, which starts its kernels).
+do to files is the sandbox's job (:mod:`bertlab.grader.kernel_sandbox`, which starts its kernels).
 What it cannot cover: code in the same process can always fool a check in that process if it
 is written against this one; the guard stops the generic tricks, and ``tests/test_hostile.py``
 keeps a list of them. Comparisons a test makes against values the student returns are the
@@ -126,7 +126,7 @@ LYING_HOOKS = {
 
 # Evaluated in the kernel by ``user_expressions``: one JSON string (a plain repr of a dict could
 # be cut short by IPython's pretty printer).
-PROBE = "__import__('bertlab.kernel_guard', fromlist=['kernel_state']).kernel_state()"
+PROBE = "__import__('bertlab.grader.kernel_guard', fromlist=['kernel_state']).kernel_state()"
 
 
 def _name(obj) -> str:

@@ -6,22 +6,19 @@ instructor wants one table: each student's score, and the submissions to open by
 why (a test that did not count because the kernel was rigged, a kernel that died, output the
 grader cut, a submission nbgrader could not grade at all). This module reads the gradebook
 with nbgrader's own API and the graded notebooks' outputs (the errors
-:mod:`bertlab.guarded_execute` writes), prints that table and writes it as CSV and JSON.
-
-    python -m bertlab.grade_report ps04-mlm      # from the course root, after autograde
-
-Exits 1 when a student needs a look, naming them. ``make autograde`` runs it.
+:mod:`bertlab.grader.guarded_execute` writes) into that table, and writes it as CSV and JSON.
+``python -m bertlab.grader autograde`` (``make autograde``) prints it after grading.
 """
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
-import sys
 from pathlib import Path
 
 import nbformat
+
+from bertlab.grader import layout
 
 #: Error names in a graded notebook, and what each means for the instructor.
 FLAGS = {
@@ -47,17 +44,16 @@ def report(course: Path, assignment: str) -> list[dict]:
     """One row per student of the gradebook: score, max_score, flags (a '; '-joined string)."""
     from nbgrader.api import Gradebook, MissingEntry
 
-    db = course / "autograder" / "gradebook.db"
     rows = []
-    with Gradebook("sqlite:///" + str(db)) as gradebook:
+    with Gradebook(layout.gradebook_url(course)) as gradebook:
         max_score = gradebook.find_assignment(assignment).max_score
         for student in sorted(s.id for s in gradebook.students):
             row = {"student": student, "assignment": assignment, "score": None, "max_score": max_score}
-            graded = course / "autograder" / "autograded" / student / assignment
+            graded = layout.autograded(course, student, assignment)
             try:
                 row["score"] = gradebook.find_submission(assignment, student).score
             except MissingEntry:
-                submitted = course / "autograder" / "submitted" / student / assignment
+                submitted = layout.submission(course, student, assignment)
                 row["flags"] = "not graded: nbgrader could not run it" if submitted.is_dir() else "no submission"
                 rows.append(row)
                 continue
@@ -80,29 +76,3 @@ def write(rows: list[dict], folder: Path, assignment: str) -> tuple[Path, Path]:
         writer.writerows(rows)
     json_path.write_text(json.dumps(rows, indent=1) + "\n")
     return csv_path, json_path
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("assignment")
-    parser.add_argument("--course", type=Path, default=Path.cwd(), help="the course root (default: here)")
-    args = parser.parse_args(argv)
-    if not (args.course / "autograder" / "gradebook.db").is_file():
-        print(f"no gradebook in {args.course / 'autograder'}: run autograde from the course root first",
-              file=sys.stderr)
-        return 2
-    rows = report(args.course, args.assignment)
-    width = max([len(r["student"]) for r in rows] + [7])
-    for r in rows:
-        score = "-" if r["score"] is None else f"{r['score']:g}"
-        print(f"{r['student']:<{width}}  {score:>5} / {r['max_score']:g}  {r['flags']}")
-    paths = write(rows, args.course / "autograder" / "reports", args.assignment)
-    print("written:", ", ".join(str(p.relative_to(args.course)) for p in paths))
-    look = [r["student"] for r in rows if r["flags"]]
-    if look:
-        print(f"{len(look)} to look at: {', '.join(look)}", file=sys.stderr)
-    return 1 if look else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -7,7 +7,7 @@ root, and cgroups are not writable on every grading machine. :class:`KernelWatch
 thread in the grader reads ``/proc`` five times a second, sums the resident memory of the
 kernel's whole process tree and counts its processes, and kills the tree (SIGKILL) the moment
 either is over its cap. The kernel then counts as dead, so
-:class:`bertlab.guarded_execute.GuardedExecute` scores the cell it died in and every later one 0,
+:class:`bertlab.grader.guarded_execute.GuardedExecute` scores the cell it died in and every later one 0,
 says why in the feedback, and the batch goes on. A burst faster than one poll can overshoot the
 cap briefly; the cap protects the machine, not a byte count.
 

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import nbformat
 
-from bertlab import feedback_redaction
+from bertlab.grader import feedback_redaction, layout
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]  # bertlab/grader/grading.py -> the repository
 
 
 def assignments(repo: Path = REPO) -> list[str]:
@@ -99,7 +99,7 @@ def replace_solutions(notebook: nbformat.NotebookNode, sources: dict[str, str]) 
 
 def submit(course: Path, assignment: str, student: str, notebook: nbformat.NotebookNode) -> Path:
     """Place a student's notebook where ``nbgrader autograde`` looks for it."""
-    folder = course / "autograder" / "submitted" / student / assignment
+    folder = layout.submission(course, student, assignment)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{notebook_name(assignment, course)}.ipynb"
     nbformat.write(notebook, path)
@@ -122,8 +122,7 @@ def scores(course: Path, assignment: str, student: str) -> dict[str, CellScore]:
     """Each graded cell's score for one student's autograded submission, by grade id."""
     from nbgrader.api import Gradebook
 
-    db_url = "sqlite:///" + str(course / "autograder" / "gradebook.db")
-    with Gradebook(db_url) as gradebook:
+    with Gradebook(layout.gradebook_url(course)) as gradebook:
         submission = gradebook.find_submission_notebook(
             notebook_name(assignment, course), assignment, student
         )
@@ -136,7 +135,7 @@ def scores(course: Path, assignment: str, student: str) -> dict[str, CellScore]:
 def feedback(course: Path, assignment: str) -> Path:
     """``nbgrader generate_feedback``; returns the feedback folder of the assignment."""
     nbgrader(course, "generate_feedback", assignment, "--force")
-    return course / "autograder" / "feedback"
+    return course / layout.FEEDBACK
 
 
 def export_grades(course: Path) -> Path:

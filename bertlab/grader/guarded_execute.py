@@ -3,11 +3,11 @@
 :class:`GuardedExecute` replaces ``Execute`` in the autograde pipeline
 (``autograder/nbgrader_config.py``). On top of nbgrader's own preprocessor it
 
-- starts every kernel in the sandbox of :mod:`bertlab.kernel_sandbox` (read-only course,
+- starts every kernel in the sandbox of :mod:`bertlab.grader.kernel_sandbox` (read-only course,
   gradebook and hidden tests out of sight, no network, IPC sockets);
 - fingerprints the kernel before the first cell and around every test cell
-  (:mod:`bertlab.kernel_guard`): a test cell run in a rigged kernel gets an error and scores 0;
-- caps the memory and processes of every kernel (:mod:`bertlab.kernel_limits`);
+  (:mod:`bertlab.grader.kernel_guard`): a test cell run in a rigged kernel gets an error and scores 0;
+- caps the memory and processes of every kernel (:mod:`bertlab.grader.kernel_limits`);
 - costs a dying kernel (``os._exit``, a signal, a crash, a cap) only the cells from that
   point: plain nbgrader discards the whole submission (every score None); here the cell it died
   in and every later code cell get an error output, so their tests score 0, and the cells that
@@ -30,8 +30,8 @@ from nbgrader.preprocessors import Execute
 from nbgrader.utils import is_grade, is_solution
 from traitlets import Integer
 
-from bertlab.kernel_guard import PROBE, differences, oracle_origins
-from bertlab.kernel_sandbox import SandboxedKernelManager
+from bertlab.grader.kernel_guard import PROBE, differences, oracle_origins
+from bertlab.grader.kernel_sandbox import SandboxedKernelManager
 
 
 def _prepare_model() -> None:

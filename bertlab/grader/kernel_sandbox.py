@@ -4,7 +4,7 @@ nbgrader runs each submission in an ordinary Jupyter kernel, as the instructor's
 course folder next to it. Code in a notebook can therefore open the gradebook (a plain SQLite
 file) and give itself or a classmate extra credit, overwrite another student's submission, or
 read the hidden tests from the source notebooks or from ``.git``. The kernel guard
-(:mod:`bertlab.kernel_guard`) cannot see any of that: it only watches the kernel.
+(:mod:`bertlab.grader.kernel_guard`) cannot see any of that: it only watches the kernel.
 
 :class:`SandboxedKernelManager` is jupyter_client's ``AsyncKernelManager`` (the one nbgrader's
 ``Execute`` uses) with the kernel command wrapped in bubblewrap (``bwrap``, the sandbox behind
@@ -16,7 +16,7 @@ the grader over ZeroMQ's IPC transport instead: Unix sockets in a fresh folder w
 absolute path, bound into the sandbox. IPC also removes the TCP port race of parallel kernels
 (jupyter_client picks a port by binding port 0 and releasing it, and two kernels starting at
 once can pick the same one: ``ZMQError: Address already in use``, nbgrader#174).
-Every kernel it starts, sandboxed or not, is watched by :class:`bertlab.kernel_limits.KernelWatch`
+Every kernel it starts, sandboxed or not, is watched by :class:`bertlab.grader.kernel_limits.KernelWatch`
 (a memory cap and a process cap on its whole process tree).
 ``guarded_execute.GuardedExecute`` uses it, so ``nbgrader autograde`` with the course's config
 always starts sandboxed kernels.
@@ -41,10 +41,11 @@ from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
 
-from bertlab.kernel_limits import KernelWatch, caps
+from bertlab.grader import layout
+from bertlab.grader.kernel_limits import KernelWatch, caps
 
 ENV_VAR = "BERTLAB_SANDBOX"  # "on" (default: sandbox if bwrap exists), "require", or "off"
-PACKAGE = Path(__file__).resolve().parent  # bertlab/, which every notebook imports
+PACKAGE = Path(__file__).resolve().parents[1]  # bertlab/, which every notebook imports
 
 
 IGNORE_SIGINT_THEN_EXEC = (
@@ -95,8 +96,7 @@ def hidden_folders(course_root: Path | None) -> list[Path]:
     if course_root is None:
         return []
     root = Path(course_root).resolve()
-    return [p for p in (root / "solutions", root / "autograder", root / ".git", root / "runs",
-                        root / "source") if p.is_dir()]
+    return [root / name for name in layout.PRIVATE if (root / name).is_dir()]
 
 
 def sandbox_command(cmd: list[str], *, writable: Path, readable: list[Path], hidden: list[Path],
@@ -139,7 +139,7 @@ class SandboxedKernelManager(AsyncKernelManager):
     have at most 107 bytes)."""
 
     _socket_dir: Path | None = None
-    watch: KernelWatch | None = None  # the memory and process caps (bertlab.kernel_limits)
+    watch: KernelWatch | None = None  # the memory and process caps (bertlab.grader.kernel_limits)
 
     async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
         await super()._async_launch_kernel(kernel_cmd, **kw)

@@ -1,0 +1,61 @@
+"""Where the course keeps what the grader reads and writes, written down once.
+
+nbgrader's ``CourseDirectory`` (``autograder/nbgrader_config.py``), the course grader
+(``python -m bertlab.grader``), the sandbox (what a kernel must not see) and the tests all read
+these names from here, so a folder is renamed in one place. Paths are relative to the course
+root, which is the repository root (or a scratch copy of it in the tests).
+
+    solutions/<assignment>/                        source: reference solutions + hidden tests
+    exercises/<assignment>/                        release: what students get (generated, committed)
+    autograder/downloaded/<assignment>/            an LMS's zip of submissions, before ``collect``
+    autograder/submitted/<student>/<assignment>/   collected submissions (never committed)
+    autograder/autograded/, autograder/feedback/   nbgrader's outputs (never committed)
+    autograder/reports/<assignment>.csv/.json      the grader's table: score, time, flags
+    autograder/grades/                             exports for a spreadsheet or an LMS
+
+The gradebook is one setting: ``$BERTLAB_GRADEBOOK_URL`` (any SQLAlchemy URL nbgrader accepts,
+e.g. ``postgresql://grader@db/bertlab``), else the SQLite file ``autograder/gradebook.db``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+COURSE_ID = "bertlab"
+SOURCE = "solutions"
+RELEASE = "exercises"
+DOWNLOADED = "autograder/downloaded"
+SUBMITTED = "autograder/submitted"
+AUTOGRADED = "autograder/autograded"
+FEEDBACK = "autograder/feedback"
+REPORTS = "autograder/reports"
+GRADES = "autograder/grades"
+GRADEBOOK = "autograder/gradebook.db"
+GRADEBOOK_ENV = "BERTLAB_GRADEBOOK_URL"
+
+#: Folders of the course a student's kernel must not see (hidden tests, grades, history).
+PRIVATE = (SOURCE, "autograder", ".git", "runs", "source")
+
+
+def gradebook_url(root: Path | str) -> str:
+    """The gradebook of the course at ``root``: ``$BERTLAB_GRADEBOOK_URL``, else its SQLite file."""
+    url = os.environ.get(GRADEBOOK_ENV, "").strip()
+    return url or "sqlite:///" + str(Path(root).resolve() / GRADEBOOK)
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file behind a ``sqlite:///`` URL, or None for a database server."""
+    return Path(url[len("sqlite:///"):]) if url.startswith("sqlite:///") else None
+
+
+def submission(root: Path | str, student: str, assignment: str) -> Path:
+    return Path(root) / SUBMITTED / student / assignment
+
+
+def autograded(root: Path | str, student: str, assignment: str) -> Path:
+    return Path(root) / AUTOGRADED / student / assignment
+
+
+def feedback(root: Path | str, student: str, assignment: str) -> Path:
+    return Path(root) / FEEDBACK / student / assignment
