@@ -10,9 +10,9 @@ from bertlab.grader import kernel_limits
 from bertlab.grader.kernel_limits import KernelWatch
 
 
-def run_watched(code: str, memory_mb: int = 0, processes: int = 0, seconds: float = 20):
+def run_watched(code: str, memory_mb: int = 0, processes: int = 0, seconds: float = 20, threads: int = 0):
     child = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)  # as jupyter_client starts kernels
-    watch = KernelWatch(child.pid, memory_mb * 2**20, processes, period=0.05).start()
+    watch = KernelWatch(child.pid, memory_mb * 2**20, processes, period=0.05, threads=threads).start()
     try:
         child.wait(timeout=seconds)
     finally:
@@ -35,6 +35,21 @@ def test_a_process_bomb_is_killed_at_the_cap():
     assert not leftovers, "every process of the tree is killed"
 
 
+def test_a_thread_bomb_is_killed_at_the_cap():
+    code, why = run_watched("import threading, time\n"
+                            "for _ in range(40): threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n"
+                            "time.sleep(30)", threads=20)
+    assert code == -9 and "threads, more than the cap of 20" in why
+
+
+def test_kill_stops_the_tree_and_keeps_the_first_reason():
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], start_new_session=True)
+    watch = KernelWatch(child.pid, 0, 0)
+    watch.kill("the notebook ran past its wall clock")
+    watch.kill("something later")
+    assert child.wait(timeout=10) == -9 and watch.reason == "the notebook ran past its wall clock"
+
+
 def test_an_honest_process_under_the_caps_is_left_alone():
     code, why = run_watched("import time; x = bytearray(20 * 2**20); time.sleep(0.5)", memory_mb=500, processes=4)
     assert code == 0 and why is None
@@ -43,7 +58,8 @@ def test_an_honest_process_under_the_caps_is_left_alone():
 def test_caps_come_from_the_environment(monkeypatch):
     monkeypatch.setenv(kernel_limits.MEMORY_ENV, "100")
     monkeypatch.setenv(kernel_limits.PROCESSES_ENV, "0")
-    assert kernel_limits.caps() == (100 * 2**20, 0)
+    monkeypatch.setenv(kernel_limits.THREADS_ENV, "7")
+    assert kernel_limits.caps() == (100 * 2**20, 0, 7)
     monkeypatch.setenv(kernel_limits.MEMORY_ENV, "lots")
     with pytest.raises(ValueError, match="whole number"):
         kernel_limits.caps()

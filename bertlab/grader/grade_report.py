@@ -24,6 +24,7 @@ from bertlab.grader import layout
 FLAGS = {
     "GradingIntegrityError": "kernel rigged: a test did not count",
     "KernelDied": "kernel died: later cells scored 0",
+    "CellTimeoutError": "a cell ran past its time limit and was interrupted",
 }
 OUTPUT_CUT = "the grader cut the output here"
 

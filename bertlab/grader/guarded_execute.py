@@ -7,7 +7,11 @@
   gradebook and hidden tests out of sight, no network, IPC sockets);
 - fingerprints the kernel before the first cell and around every test cell
   (:mod:`bertlab.grader.kernel_guard`): a test cell run in a rigged kernel gets an error and scores 0;
-- caps the memory and processes of every kernel (:mod:`bertlab.grader.kernel_limits`);
+- caps the memory, processes and threads of every kernel (:mod:`bertlab.grader.kernel_limits`);
+- bounds time twice: a cell past ``timeout`` (nbgrader's own, 120 s in the course config) is
+  interrupted and the notebook goes on; the whole notebook past ``notebook_timeout`` (its wall
+  clock, 600 s) has its kernel stopped; so has a kernel that ignores the interrupt
+  (``signal.signal(SIGINT, SIG_IGN)`` and a long sleep: plain nbgrader discards the submission);
 - costs a dying kernel (``os._exit``, a signal, a crash, a cap) only the cells from that
   point: plain nbgrader discards the whole submission (every score None); here the cell it died
   in and every later code cell get an error output, so their tests score 0, and the cells that
@@ -23,9 +27,12 @@ from __future__ import annotations
 
 import ast
 import json
+import math
+import time
 
-from nbclient.exceptions import DeadKernelError
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
+from jupyter_core.utils import ensure_async, run_sync
 from nbgrader.preprocessors import Execute
 from nbgrader.utils import is_grade, is_solution
 from traitlets import Integer
@@ -68,6 +75,11 @@ class GuardedExecute(Execute):
         "dropped, with a note in the notebook and its feedback (nbgrader's LimitOutput counts lines, "
         "so one 100 MB line passed it). Errors are always kept, cut to 10 kB, so a failed test fails."))
 
+    notebook_timeout = Integer(600, config=True, help=(
+        "Seconds one notebook may run in all (its wall clock; 0: no limit). At that point its kernel "
+        "is stopped: the cell running and every later one score 0, the cells before keep their scores. "
+        "A single cell's limit is `timeout` (it is interrupted, and the notebook goes on)."))
+
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
         super().__init__(*args, **kwargs)
@@ -76,10 +88,37 @@ class GuardedExecute(Execute):
         self._baseline = None  # one notebook, one fresh kernel, one baseline
         self._died_in = None  # the index of the cell the kernel died in
         self._output_bytes, self._output_cut = 0, False
+        self._deadline = time.monotonic() + self.notebook_timeout if self.notebook_timeout else None
         if GuardedExecute._library is None:
             GuardedExecute._library = oracle_origins(import_missing=True)
             _prepare_model()
         return super().preprocess(nb, resources, km)
+
+    def _get_timeout(self, cell):
+        """A cell's (or a fingerprint's) wait: its own timeout, never past the notebook's wall clock."""
+        timeout = super()._get_timeout(cell)
+        if self._deadline is None:
+            return timeout
+        left = max(1, math.ceil(self._deadline - time.monotonic()))
+        return left if timeout is None else min(timeout, left)
+
+    def _past_deadline(self) -> bool:
+        return self._deadline is not None and time.monotonic() >= self._deadline - 0.5
+
+    async def _stop_kernel(self) -> None:
+        """The wall clock has run out: kill the kernel's process tree (it may ignore interrupts)."""
+        why = f"the notebook ran past its wall clock of {self.notebook_timeout} s"
+        watch = getattr(self.km, "watch", None)
+        if watch is not None:
+            watch.kill(why)
+        else:
+            await ensure_async(self.km.shutdown_kernel(now=True))
+        raise DeadKernelError(why)
+
+    async def _async_handle_timeout(self, timeout, cell=None):
+        if self._past_deadline():
+            await self._stop_kernel()
+        return await super()._async_handle_timeout(timeout, cell)
 
     def _fingerprint(self) -> tuple[dict | None, str]:
         """The kernel's fingerprint now, or (None, why not)."""
@@ -100,17 +139,33 @@ class GuardedExecute(Execute):
                                              "so this cell scores 0")]
             return cell, resources
         try:
+            if cell.cell_type == "code" and self._past_deadline():
+                run_sync(self._stop_kernel)()
             return self._preprocess_cell(cell, resources, index)
-        except DeadKernelError:
-            self._died_in = index
+        except CellTimeoutError:
+            # nbgrader interrupted a cell past its timeout, and the kernel never went idle: it ignores
+            # interrupts. Plain nbgrader discards the whole submission here; stop the kernel instead.
             watch = getattr(self.km, "watch", None)
-            why = f"the grader stopped it: {watch.reason}" if watch is not None and watch.reason else (
-                "os._exit, a signal or a crash")
-            self.log.error("The kernel died in cell %s (%s): this and every later cell score 0", index, why)
-            cell.outputs.append(error_output(
-                "KernelDied", f"the kernel died while running this cell ({why}): this cell and every later "
-                "one score 0; the cells before it keep their scores"))
-            return cell, resources
+            if watch is not None:
+                watch.kill(f"a cell ran past its {self.timeout} s limit and ignored the interrupt")
+            else:
+                run_sync(self.km.shutdown_kernel)(now=True)
+            return self._dead(cell, resources, index, DeadKernelError("it ignored the interrupt"))
+        except DeadKernelError as exc:
+            return self._dead(cell, resources, index, exc)
+
+    def _dead(self, cell, resources, index, exc):
+        """The kernel died in this cell: say why there; every later code cell gets an error."""
+        self._died_in = index
+        watch = getattr(self.km, "watch", None)
+        reason = watch.reason if watch is not None and watch.reason else (
+            str(exc) if "wall clock" in str(exc) or "interrupt" in str(exc) else None)
+        why = f"the grader stopped it: {reason}" if reason else "os._exit, a signal or a crash"
+        self.log.error("The kernel died in cell %s (%s): this and every later cell score 0", index, why)
+        cell.outputs.append(error_output(
+            "KernelDied", f"the kernel died while running this cell ({why}): this cell and every later "
+            "one score 0; the cells before it keep their scores"))
+        return cell, resources
 
     def output(self, outs, msg, display_id, cell_index):
         """nbclient's handler of one output message, within the notebook's byte budget."""
@@ -129,6 +184,20 @@ class GuardedExecute(Execute):
             return None
         self._output_bytes += size
         return super().output(outs, msg, display_id, cell_index)
+
+    def _update_display_id(self, display_id, msg):
+        """``update_display`` rewrites an earlier output in place, outside :meth:`output`: the same budget."""
+        size = len(json.dumps(msg.get("content", {}), default=str))
+        if self._output_bytes + size > self.output_limit:
+            if not self._output_cut and display_id in self._display_id_map:
+                self._output_cut = True
+                first = next(iter(self._display_id_map[display_id]))
+                self.nb.cells[first].outputs.append(NotebookNode(output_type="stream", name="stderr", text=(
+                    f"[the grader cut the output here: the notebook printed more than {self.output_limit:,} "
+                    "bytes; only its tests' results count]\n")))
+            return None
+        self._output_bytes += size
+        return super()._update_display_id(display_id, msg)
 
     def _preprocess_cell(self, cell, resources, index):
         if self._baseline is None:  # a fresh kernel, before any cell of the notebook runs

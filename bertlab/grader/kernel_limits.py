@@ -12,8 +12,10 @@ says why in the feedback, and the batch goes on. A burst faster than one poll ca
 cap briefly; the cap protects the machine, not a byte count.
 
 ``BERTLAB_KERNEL_MEMORY_MB`` (default 3072: the heaviest reference solution, a decoder and an
-encoder side by side, stays well under it) and ``BERTLAB_KERNEL_PROCESSES`` (default 64) set
-the caps; 0 turns one off.
+encoder side by side, stays well under it), ``BERTLAB_KERNEL_PROCESSES`` (default 64) and
+``BERTLAB_KERNEL_THREADS`` (default 512, over every process of the tree: a tokenizer's thread
+pool has one per core) set the caps; 0 turns one off. :meth:`KernelWatch.kill` also serves the
+notebook's wall clock (:class:`bertlab.grader.guarded_execute.GuardedExecute`).
 """
 
 from __future__ import annotations
@@ -24,11 +26,11 @@ import threading
 from pathlib import Path
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
-MEMORY_ENV, PROCESSES_ENV = "BERTLAB_KERNEL_MEMORY_MB", "BERTLAB_KERNEL_PROCESSES"
+MEMORY_ENV, PROCESSES_ENV, THREADS_ENV = "BERTLAB_KERNEL_MEMORY_MB", "BERTLAB_KERNEL_PROCESSES", "BERTLAB_KERNEL_THREADS"
 
 
-def caps() -> tuple[int, int]:
-    """(memory cap in bytes, process cap) from the environment; 0 means no cap."""
+def caps() -> tuple[int, int, int]:
+    """(memory cap in bytes, process cap, thread cap) from the environment; 0 means no cap."""
     def number(name: str, default: int) -> int:
         value = os.environ.get(name, "").strip()
         try:
@@ -36,7 +38,7 @@ def caps() -> tuple[int, int]:
         except ValueError:
             raise ValueError(f"{name}={value!r}: give a whole number (0 turns the cap off)") from None
 
-    return number(MEMORY_ENV, 3072) * 2**20, number(PROCESSES_ENV, 64)
+    return number(MEMORY_ENV, 3072) * 2**20, number(PROCESSES_ENV, 64), number(THREADS_ENV, 512)
 
 
 def process_tree(root: int) -> list[int]:
@@ -59,6 +61,17 @@ def process_tree(root: int) -> list[int]:
     return tree
 
 
+def thread_count(pids: list[int]) -> int:
+    """Threads of these processes together (``num_threads``, the 20th field of ``/proc/<pid>/stat``)."""
+    total = 0
+    for pid in pids:
+        try:
+            total += int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[17])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
 def resident_bytes(pids: list[int]) -> int:
     total = 0
     for pid in pids:
@@ -72,14 +85,15 @@ def resident_bytes(pids: list[int]) -> int:
 class KernelWatch:
     """Watch one kernel's process tree; kill it when over a cap. ``reason`` says why it was killed."""
 
-    def __init__(self, pid: int, memory_bytes: int, processes: int, period: float = 0.2):
+    def __init__(self, pid: int, memory_bytes: int, processes: int, period: float = 0.2, threads: int = 0):
         self.pid, self.memory_bytes, self.processes, self.period = pid, memory_bytes, processes, period
+        self.threads = threads
         self.reason: str | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"kernel-watch-{pid}", daemon=True)
 
     def start(self) -> "KernelWatch":
-        if self.memory_bytes or self.processes:
+        if self.memory_bytes or self.processes or self.threads:
             self._thread.start()
         return self
 
@@ -91,6 +105,10 @@ class KernelWatch:
         tree = process_tree(self.pid)
         if self.processes and len(tree) > self.processes:
             return f"it ran {len(tree)} processes, more than the cap of {self.processes}"
+        if self.threads:
+            threads = thread_count(tree)
+            if threads > self.threads:
+                return f"it ran {threads} threads, more than the cap of {self.threads}"
         if self.memory_bytes:
             used = resident_bytes(tree)
             if used > self.memory_bytes:
@@ -104,17 +122,21 @@ class KernelWatch:
                 return
             why = self.over_cap()
             if why:
-                self.reason = why
-                # its process group first (jupyter_client starts a kernel as a session leader, and
-                # a fork still in flight is in that group too); then every process of the tree
-                try:
-                    if os.getpgid(self.pid) == self.pid:
-                        os.killpg(self.pid, signal.SIGKILL)
-                except OSError:
-                    pass
-                for pid in process_tree(self.pid):
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except OSError:
-                        pass
+                self.kill(why)
                 return
+
+    def kill(self, reason: str) -> None:
+        """Kill the kernel's whole process tree now (SIGKILL), and say why in ``reason``."""
+        self.reason = self.reason or reason
+        # its process group first (jupyter_client starts a kernel as a session leader, and a fork
+        # still in flight is in that group too); then every process of the tree
+        try:
+            if os.getpgid(self.pid) == self.pid:
+                os.killpg(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        for pid in process_tree(self.pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass

@@ -143,10 +143,10 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
         await super()._async_launch_kernel(kernel_cmd, **kw)
-        memory, processes = caps()
+        memory, processes, threads = caps()
         pid = getattr(self.provisioner, "pid", None)
         if pid is not None:
-            self.watch = KernelWatch(pid, memory, processes).start()
+            self.watch = KernelWatch(pid, memory, processes, threads=threads).start()
 
     async def _async_pre_start_kernel(self, **kw):
         if self._socket_dir is None:
