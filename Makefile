@@ -54,7 +54,7 @@ book: install
 # Two pytest processes at once (the machine's two cores): the later assignments' round trips
 # (SECOND_TESTS, a pytest -k expression) beside everything else; each round trip stays whole in one
 # process. SECOND_TESTS= (empty) runs one process.
-SECOND_TESTS ?= ps05 or ps06 or ps07 or ps08
+SECOND_TESTS ?= ps05 or ps06 or ps07 or ps08 or parallel_grader
 test: install
 	@mkdir -p _build
 	@if [ -z "$(SECOND_TESTS)" ]; then $(BIN)/python -m pytest -q -m "not site"; else \
@@ -101,12 +101,14 @@ collect: install
 # writes autograder/reports/$(ASSIGNMENT).csv/.json; fails naming every student whose submission
 # needs a look. A submission unchanged since it was graded is skipped (FORCE=1, or make regrade,
 # grades it again). Needs the assignment released (make release), and never releases it itself.
+# SCHEDULER=tcp://host:8786 grades on a Dask cluster instead (README: "Grading on a cluster").
 autograde: install
-	$(GRADER) autograde $(ASSIGNMENT) $(if $(WORKERS),--workers $(WORKERS)) \
+	$(GRADER) autograde $(ASSIGNMENT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) \
 	  $(if $(STUDENT),--student $(STUDENT)) $(if $(FORCE),--force)
 
 regrade: install
-	$(GRADER) regrade $(ASSIGNMENT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(STUDENT),--student $(STUDENT))
+	$(GRADER) regrade $(ASSIGNMENT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) \
+	  $(if $(STUDENT),--student $(STUDENT))
 
 feedback: install
 	$(GRADER) feedback $(ASSIGNMENT) $(if $(STUDENT),--student $(STUDENT))

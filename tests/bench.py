@@ -7,7 +7,8 @@ Prints, for the current machine (the site it builds stays in _build/bench):
 - 20 submissions (honest, wrong, hostile) graded by plain ``nbgrader autograde`` and by the
   course grader with 2 workers: the speed-up (target >= 1.8x), the overhead per submission
   (target <= 1 s) and whether the scores are identical;
-- the shipped BERT2BERT's assembly on first use and its load.
+- the shipped BERT2BERT's assembly on first use and its load;
+- grading on a Dask LocalCluster of 1 and 2 workers: submissions per minute, scheduler overhead per task.
 
 Budgets (from the issues): cached rebuild <= 20 s; every page <= 90 s and <= 2 GB peak RSS
 (the fine-tuning pages of Chapter 5: <= 180 s each, <= 8 minutes together; Chapter 6 <= 120 s;
@@ -171,6 +172,38 @@ def parallel_grading(assignment: str = "ps00-tokens", n: int = 20, workers: int 
     return [] if ratio >= 1.8 and ours_over <= 1.0 and same else ["parallel grading"]
 
 
+def cluster_grading(assignment: str = "ps00-tokens", n: int = 8) -> list[str]:
+    """Submissions per minute graded on a Dask ``LocalCluster`` of 1 and of 2 worker processes,
+    and the scheduler's own overhead per task (a task that does nothing, 200 times)."""
+    from distributed import Client, LocalCluster
+
+    from bertlab.grader import distributed
+
+    print(f"\ngrading {n} submissions of {assignment} on a Dask LocalCluster (autograde --scheduler):")
+    rates = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        for workers in (1, 2):
+            course = grading.make_course(Path(scratch) / f"cluster{workers}")
+            grading.release(course, assignment)
+            for i in range(n):
+                grading.submit(course, assignment, f"s{i:02d}", grading.solution_notebook(assignment))
+            with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+                    Client(cluster) as client:
+                start = time.perf_counter()
+                outcomes = distributed.autograde(course, assignment, client, progress=False)
+                seconds = time.perf_counter() - start
+                assert len(outcomes) == n and all(o.success for o in outcomes)
+                if workers == 2:
+                    start = time.perf_counter()
+                    client.gather(client.map(lambda i: i, range(200), pure=False))
+                    overhead = (time.perf_counter() - start) / 200
+            rates[workers] = n / seconds * 60
+            print(f"  {workers} worker(s): {seconds:6.1f} s, {rates[workers]:5.1f} submissions per minute")
+    print(f"  scheduler overhead per task: {overhead * 1000:.1f} ms")
+    print(f"  1,000 submissions on K one-core workers: about {1000 / rates[1]:.0f} / K minutes")
+    return []
+
+
 def checkpoint_load() -> list[str]:
     """The embedded checkpoint: first-use assembly, then cold load + one 2 x 16 forward pass."""
     from bertlab.checkpoint import embedded
@@ -298,6 +331,7 @@ def pages_and_grading(failures: list[str]) -> int:
     print(f"(budget: {BUDGET['autograde_s']} s for a reference solution)")
 
     failures += parallel_grading()
+    failures += cluster_grading()
     failures += checkpoint_load()
     failures += decoder_load()
     failures += bert2bert_load()

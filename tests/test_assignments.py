@@ -7,6 +7,10 @@
   with a message that names the concept; at least a third of the wrong ones pass every visible
   test and are caught only by the hidden tests (what hidden tests are for); every alternative
   correct implementation (``CORRECT``) scores full marks;
+- two hostile submissions score what their honest content deserves (the hostile suite's two
+  generic tricks, on every assignment; ``tests/test_hostile.py`` runs its whole list on ps00):
+  a kernel rigged to blank every later cell scores 0, and honest work whose kernel dies after
+  the first test keeps exactly the tests before;
 - the feedback HTML shows no hidden-test source line;
 - the grades export has one row per submission with the expected score;
 - exercises/ is exactly what nbgrader generates from solutions/, and holds no marker,
@@ -40,6 +44,23 @@ def variants(assignment: str) -> dict:
         return {"WRONG": {}, "CORRECT": {}, "CORE": {}}
     found = runpy.run_path(str(path))
     return {kind: found.get(kind, {}) for kind in ("WRONG", "CORRECT", "CORE")}
+
+
+def is_test_cell(cell) -> bool:
+    meta = cell.metadata.get("nbgrader", {})
+    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+def hostile_submissions(solution) -> tuple[dict, set]:
+    """The reference solution rigged two ways (student -> notebook), and the grade ids the
+    dying one keeps: every test cell up to the first one, where its kernel dies."""
+    rigged = nbformat.from_dict(solution)
+    rigged.cells.insert(1, nbformat.v4.new_code_cell("get_ipython().input_transformers_cleanup.append(lambda lines: [])"))
+    dies = nbformat.from_dict(solution)
+    first = next(i for i, c in enumerate(dies.cells) if is_test_cell(c))
+    dies.cells.insert(first + 1, nbformat.v4.new_code_cell("import os\nos._exit(1)"))
+    kept = {c.metadata["nbgrader"]["grade_id"] for c in dies.cells[:first + 1] if is_test_cell(c)}
+    return {"hostile-rigged-kernel": rigged, "hostile-dies-after-first-test": dies}, kept
 
 
 def student_id(kind: str, name: str) -> str:
@@ -78,6 +99,8 @@ def graded(request, tmp_path_factory):
         for name, sources in found[kind].items():
             student = student_id(kind, name)
             grading.submit(course, assignment, student, grading.replace_solutions(solution, sources))
+    for student, notebook in hostile_submissions(solution)[0].items():
+        grading.submit(course, assignment, student, notebook)
     grading.autograde(course, assignment)
     grading.feedback(course, assignment)
     grading.export_grades(course)
@@ -162,6 +185,18 @@ def test_correct_alternatives_score_full_marks(graded):
         assert not failed, f"correct alternative {name} lost points in {failed}"
 
 
+def test_hostile_submissions_score_what_their_honest_content_deserves(graded):
+    assignment, course, _, _ = graded
+    rigged = grading.scores(course, assignment, "hostile-rigged-kernel")
+    assert total(rigged)[0] == 0, f"{assignment}: a rigged kernel earned {total(rigged)}"
+    assert "this test does not count" in autograded_outputs(course, assignment, "hostile-rigged-kernel")
+    _, kept = hostile_submissions(grading.solution_notebook(assignment))
+    dies = grading.scores(course, assignment, "hostile-dies-after-first-test")
+    scored = {k for k, c in dies.items() if c.score}
+    assert scored == kept and all(dies[k].score == dies[k].max_score for k in kept), (
+        f"{assignment}: a kernel that died after the first test kept {scored}, not {kept}")
+
+
 def test_feedback_hides_hidden_tests(graded):
     assignment, course, _, _ = graded
     hidden = grading.marked_pairs(grading.solution_notebook(assignment), "HIDDEN TESTS")
@@ -178,7 +213,8 @@ def test_grades_export(graded):
     assignment, course, _, found = graded
     rows = [r for r in csv.DictReader((course / "autograder" / "grades.csv").open()) if r["assignment"] == assignment]
     by_student = {r["student_id"]: r for r in rows}
-    students = {"stub", "solution"} | {student_id(kind, name) for kind in ("WRONG", "CORRECT") for name in found[kind]}
+    students = {"stub", "solution", "hostile-rigged-kernel", "hostile-dies-after-first-test"}
+    students |= {student_id(kind, name) for kind in ("WRONG", "CORRECT") for name in found[kind]}
     assert set(by_student) == students
     max_score = float(by_student["solution"]["max_score"])
     assert float(by_student["solution"]["score"]) == max_score

@@ -388,7 +388,7 @@ def test_feedback_quotes_no_hidden_test(course):
 
 # --- the resource cases: time, output, network, in a batch graded in parallel ------------------
 
-CELL_TIMEOUT, WALL_CLOCK = 20, 60  # seconds; the course's own are 120 and 600 (cut here to keep CI short)
+CELL_TIMEOUT, WALL_CLOCK = 15, 40  # seconds; the course's own are 120 and 600 (cut here to keep CI short)
 
 NETWORK = '''
 import socket
@@ -428,16 +428,18 @@ def resource_submissions(solution) -> dict:
 
 @pytest.fixture(scope="module")
 def resources(tmp_path_factory):
-    """The resource cases graded by the course grader, two at a time, with short time limits."""
+    """The resource cases graded by the course grader, three at a time (most of them wait), with
+    short time limits."""
     from bertlab.grader import parallel
 
     course = grading.make_course(tmp_path_factory.mktemp("resources"))
     with (course / "autograder" / "nbgrader_config.py").open("a") as config:
-        config.write(f"\nc.Execute.timeout = {CELL_TIMEOUT}\nc.GuardedExecute.notebook_timeout = {WALL_CLOCK}\n")
+        config.write(f"\nc.Execute.timeout = {CELL_TIMEOUT}\nc.GuardedExecute.notebook_timeout = {WALL_CLOCK}\n"
+                     "c.Execute.iopub_timeout = 15\n")  # the wait for a kernel that ignores the interrupt
     grading.release(course, ASSIGNMENT)
     for student, notebook in resource_submissions(grading.solution_notebook(ASSIGNMENT)).items():
         grading.submit(course, ASSIGNMENT, student, notebook)
-    outcomes = {o.student: o for o in parallel.autograde(course, ASSIGNMENT, workers=2, progress=False)}
+    outcomes = {o.student: o for o in parallel.autograde(course, ASSIGNMENT, workers=3, progress=False)}
     return course, outcomes
 
 

@@ -1,17 +1,27 @@
-"""``python -m bertlab.grader autograde --workers N``: each submission scores what its content
-deserves, one writer of the gradebook, a regrade that skips what has not changed, and a broken
-submission that costs only its own student."""
+"""``python -m bertlab.grader autograde --workers N`` (and ``--scheduler``): each submission scores
+what its content deserves, one writer of the gradebook, a regrade that skips what has not
+changed, and a broken submission that costs only its own student; on a Dask cluster into
+PostgreSQL, the same grades as locally into SQLite, and a worker killed mid-batch loses nothing.
+
+The cluster is a real ``distributed.LocalCluster`` of two worker processes (the machine's two
+cores); the PostgreSQL server is Debian's, started for these tests (``tests/postgres.py``): those
+tests skip, saying why, only where no server can be started."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import threading
+import time
+from contextlib import contextmanager
 
 import nbformat
 import pytest
 
-from bertlab.grader import grading
 from bertlab.grader import __main__ as cli
-from bertlab.grader import parallel
+from bertlab.grader import distributed, grade_report, grading, layout, parallel
+from postgres import Server
 
 pytestmark = pytest.mark.slow
 
@@ -43,6 +53,54 @@ def graded(tmp_path_factory):
     return ours, {o.student: o for o in outcomes}
 
 
+@contextmanager
+def gradebook(url: str | None):
+    """Grade with this gradebook URL (None: each course's own SQLite file)."""
+    before = os.environ.get(layout.GRADEBOOK_ENV)
+    if url:
+        os.environ[layout.GRADEBOOK_ENV] = url
+    else:
+        os.environ.pop(layout.GRADEBOOK_ENV, None)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(layout.GRADEBOOK_ENV, None)
+        else:
+            os.environ[layout.GRADEBOOK_ENV] = before
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    server = Server().start()
+    if server.url is None:
+        pytest.skip(server.why)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as local, \
+            Client(local) as client:
+        yield local, client
+
+
+@pytest.fixture(scope="module")
+def on_cluster(tmp_path_factory, cluster, postgres):
+    """The same four submissions graded on a Dask LocalCluster of two worker processes, into a
+    PostgreSQL gradebook (``autograde --scheduler``)."""
+    _, client = cluster
+    url = postgres.database()
+    remote = grading.make_course(tmp_path_factory.mktemp("remote"))
+    with gradebook(url):
+        submissions(remote)
+        outcomes = {o.student: o for o in distributed.autograde(remote, ASSIGNMENT, client, progress=False)}
+    return remote, url, outcomes
+
+
 def test_each_submission_scores_what_its_content_deserves(graded):
     ours, outcomes = graded
     assert sorted(outcomes) == ["ada", "cy", "dee", "eve"]
@@ -54,6 +112,27 @@ def test_each_submission_scores_what_its_content_deserves(graded):
     assert kept == {"test_pad_batch", "test_pad_batch_hidden"}, "the cells before the kernel died keep their scores"
     assert not outcomes["eve"].success and outcomes["ada"].success
     assert (ours / "autograder" / "autograded" / "ada" / ASSIGNMENT).is_dir()
+
+
+def scores(course, url, student):
+    with gradebook(url):
+        return {k: (c.score, c.max_score) for k, c in grading.scores(course, ASSIGNMENT, student).items()}
+
+
+def test_the_cluster_into_postgresql_grades_as_the_local_grader_into_sqlite(graded, on_cluster):
+    local, _ = graded
+    remote, url, outcomes = on_cluster
+    assert sorted(outcomes) == ["ada", "cy", "dee", "eve"]
+    assert not outcomes["eve"].success and outcomes["ada"].success
+    for student in ("ada", "cy", "dee"):
+        assert scores(local, None, student) == scores(remote, url, student), student
+    assert sum(s for s, _ in scores(remote, url, "ada").values()) == 9
+    with gradebook(None):
+        here = grade_report.report(local, ASSIGNMENT)
+    with gradebook(url):
+        there = grade_report.report(remote, ASSIGNMENT)
+    assert here == there
+    assert (remote / layout.AUTOGRADED / "ada" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").is_file()
 
 
 def test_unchanged_submissions_are_not_graded_again_unless_forced(graded):
@@ -148,9 +227,19 @@ def test_export_quotes_names_and_has_a_column_per_question(graded):
     assert all(float(rows["ada"][g]) == s.score for g, s in cells.items())
     for student in ("ada", "cy"):  # cy's one point is the manual score given above
         assert float(rows[student]["score"]) == sum(s.score for s in grading.scores(ours, ASSIGNMENT, student).values())
-    with paths[1].open(newline="") as f:
+    named = {p.name: p for p in paths}
+    with named["totals.csv"].open(newline="") as f:
         totals = {r["student"]: r for r in csv.DictReader(f)}
     assert totals["ada"][ASSIGNMENT] == rows["ada"]["score"]
+    with named["canvas.csv"].open(newline="") as f:
+        canvas = list(csv.DictReader(f))
+    assert canvas[0]["Student"].strip() == "Points Possible" and float(canvas[0][ASSIGNMENT]) == 9
+    assert {r["SIS Login ID"]: r["Student"] for r in canvas[1:]}["ada"] == "Lovelace, Countess of, Ada"
+    with named["moodle.csv"].open(newline="") as f:
+        assert {r["Username"]: r[ASSIGNMENT] for r in csv.DictReader(f)}["ada"] == rows["ada"]["score"]
+    with named[f"{ASSIGNMENT}-items.csv"].open(newline="") as f:
+        items = {r["grade_id"]: r for r in csv.DictReader(f)}
+    assert set(items) == set(cells) and all(0 <= float(r["share_full_marks"]) <= 1 for r in items.values())
 
 
 def test_feedback_for_one_student_hides_the_hidden_tests(graded):
@@ -160,3 +249,49 @@ def test_feedback_for_one_student_hides_the_hidden_tests(graded):
     hidden = grading.marked_pairs(grading.solution_notebook(ASSIGNMENT), "HIDDEN TESTS")
     assert hidden and not [pair for pair in hidden if pair in html]
     assert not (ours / "autograder" / "feedback" / "cy").exists(), "only the student asked for"
+
+
+def test_reruns_on_the_cluster_change_nothing(on_cluster, cluster):
+    from nbgrader.api import Gradebook, SubmittedAssignment
+
+    remote, url, _ = on_cluster
+    _, client = cluster
+    before = {s: scores(remote, url, s) for s in ("ada", "cy", "dee")}
+    with gradebook(url):
+        for _ in range(2):  # unchanged: skipped; only eve's file, never graded, is tried again
+            rerun = distributed.autograde(remote, ASSIGNMENT, client, progress=False)
+            assert [(o.student, o.success) for o in rerun] == [("eve", False)]
+        again = distributed.autograde(remote, ASSIGNMENT, client, students=["ada"], force=True, progress=False)
+        assert [o.student for o in again] == ["ada"] and again[0].success
+        with Gradebook(url) as book:
+            rows = book.db.query(SubmittedAssignment).count()
+    assert {s: scores(remote, url, s) for s in before} == before
+    assert rows == 3, "one submission row per graded student, however often graded"
+
+
+def test_a_worker_killed_mid_batch_loses_nothing(tmp_path, cluster, postgres):
+    _, client = cluster
+    url = postgres.database()
+    course = grading.make_course(tmp_path)
+    students = [f"s{i}" for i in range(3)]
+    with gradebook(url):
+        grading.release(course, ASSIGNMENT)
+        for student in students:
+            grading.submit(course, ASSIGNMENT, student, grading.solution_notebook(ASSIGNMENT))
+        done: dict = {}
+        grader = threading.Thread(target=lambda: done.update(
+            outcomes=distributed.autograde(course, ASSIGNMENT, client, progress=False)))
+        grader.start()
+        deadline = time.monotonic() + 120
+        while not any(client.processing().values()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(3)  # well into the first tasks
+        busy = next(address for address, tasks in client.processing().items() if tasks)
+        os.kill(client.run(os.getpid)[busy], signal.SIGKILL)
+        grader.join(timeout=600)
+        assert not grader.is_alive()
+        outcomes = done["outcomes"]
+        assert sorted(o.student for o in outcomes) == students, "every submission graded exactly once"
+        assert all(o.success for o in outcomes), [o.error[-300:] for o in outcomes if not o.success]
+        for student in students:
+            assert sum(s for s, _ in scores(course, url, student).values()) == 9, student

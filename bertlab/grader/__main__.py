@@ -5,7 +5,8 @@ Run from the course root (or pass ``--course``); the folders are those of
 
     release ASSIGNMENT...           the student version into exercises/, the hidden tests into the gradebook
     collect ASSIGNMENT SOURCE       submissions from a folder (one folder per student) or an LMS zip
-    autograde ASSIGNMENT            grade in parallel (--workers N, --student S, --force), then report
+    autograde ASSIGNMENT            grade in parallel (--workers N, --student S, --force), then report;
+                                    --scheduler ADDRESS grades on a Dask cluster instead
     regrade ASSIGNMENT              grade again even if unchanged (everyone, or --student S)
     feedback ASSIGNMENT             HTML feedback, hidden tests removed (everyone, or --student S)
     export [ASSIGNMENT...]          per-question and total scores as CSV
@@ -97,10 +98,15 @@ def autograde(args) -> int:
         raise Refused(f"no submissions: put them in {course / layout.SUBMITTED}/<student>/{assignment}/ "
                       f"(python -m bertlab.grader collect {assignment} FOLDER_OR_ZIP)")
     try:
-        outcomes = {o.student: o for o in parallel.autograde(course, assignment, args.workers, args.student,
-                                                             args.force)}
+        if args.scheduler:
+            from bertlab.grader import distributed
+
+            graded = distributed.autograde(course, assignment, args.scheduler, args.student, args.force)
+        else:
+            graded = parallel.autograde(course, assignment, args.workers, args.student, args.force)
     except FileNotFoundError as exc:
         raise Refused(str(exc))
+    outcomes = {o.student: o for o in graded}
     if not outcomes:
         print("every submission is graded and unchanged since (regrade, or --force, grades them again)")
     rows = grade_report.report(course, assignment)
@@ -175,6 +181,8 @@ def parser() -> argparse.ArgumentParser:
         sub = command(name, run, help)
         sub.add_argument("assignment")
         sub.add_argument("--workers", type=int, default=None, help="students at once (default: one per core)")
+        sub.add_argument("--scheduler", help="grade on the Dask cluster at this address (tcp://host:8786) "
+                                             "instead of on this machine's cores")
         sub.add_argument("--student", action="append", help="only this student (repeatable)")
         if name == "autograde":
             sub.add_argument("--force", action="store_true", help="grade again even if unchanged since graded")

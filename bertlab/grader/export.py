@@ -8,7 +8,15 @@ quotes what needs quoting):
 - ``autograder/grades/<assignment>.csv``: one row per student, one column per graded cell
   (its grade id, in notebook order), then the total and the maximum; a student with no
   submission has empty cells;
-- ``autograder/grades/totals.csv``: one row per student, one column per assignment.
+- ``autograder/grades/totals.csv``: one row per student, one column per assignment;
+- ``autograder/grades/canvas.csv``: Canvas's gradebook import (``Student``, ``ID``, ``SIS User ID``,
+  ``SIS Login ID``, ``Section``, then one column per assignment, and a ``Points Possible`` row);
+  rows are matched on ``SIS Login ID``, the nbgrader student id;
+- ``autograder/grades/moodle.csv``: Moodle's grade import ("Import grades from CSV"): ``Username``,
+  ``Email address``, then one column per assignment; map either identifier in Moodle's import;
+- ``autograder/grades/<assignment>-items.csv``: item statistics per graded cell over the graded
+  submissions (mean score, share with full marks, share with zero), to spot a broken test: one
+  that nobody passes, or that everybody passes, stands out.
 
 Used by ``python -m bertlab.grader export`` (``make grades``).
 """
@@ -60,6 +68,33 @@ def write_csv(path: Path, columns: list[str], rows: list[dict]) -> Path:
     return path
 
 
+def item_statistics(columns: list[str], rows: list[dict], max_scores: dict[str, float]) -> list[dict]:
+    """Per graded cell: how many graded submissions, their mean, the shares with full and zero marks."""
+    stats = []
+    for cell in columns[len(NAME_FIELDS):-2]:
+        values = [float(r[cell]) for r in rows if r.get(cell, "") != ""]
+        full = max_scores[cell]
+        stats.append({"grade_id": cell, "max_score": full, "submissions": len(values),
+                      "mean": _number(sum(values) / len(values)) if values else "",
+                      "share_full_marks": _number(sum(v >= full for v in values) / len(values)) if values else "",
+                      "share_zero": _number(sum(v == 0 for v in values) / len(values)) if values else ""})
+    return stats
+
+
+def lms_files(folder: Path, names: list[str], totals: dict, maxima: dict) -> list[Path]:
+    """Canvas's and Moodle's gradebook import files, from the totals."""
+    canvas_columns = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *names]
+    canvas = [{"Student": "    Points Possible", **{a: maxima[a] for a in names}}]
+    moodle = []
+    for student in sorted(totals):
+        row = totals[student]
+        name = ", ".join(filter(None, [row["last_name"], row["first_name"]])) or student
+        canvas.append({"Student": name, "SIS Login ID": student, **{a: row.get(a, "") for a in names}})
+        moodle.append({"Username": student, "Email address": row["email"], **{a: row.get(a, "") for a in names}})
+    return [write_csv(folder / "canvas.csv", canvas_columns, canvas),
+            write_csv(folder / "moodle.csv", ["Username", "Email address", *names], moodle)]
+
+
 def export(course: Path, assignments: list[str] | None = None) -> list[Path]:
     """Write the per-question table of each assignment (default: every one in the gradebook)
     and the totals; returns the files written."""
@@ -67,13 +102,19 @@ def export(course: Path, assignments: list[str] | None = None) -> list[Path]:
 
     course = Path(course)
     folder = course / layout.GRADES
-    written, totals = [], {}
+    written, totals, maxima = [], {}, {}
     with Gradebook(layout.gradebook_url(course)) as gradebook:
         names = assignments or sorted(a.name for a in gradebook.assignments)
         for assignment in names:
             columns, rows = assignment_rows(gradebook, assignment)
             written.append(write_csv(folder / f"{assignment}.csv", columns, rows))
+            found = gradebook.find_assignment(assignment)
+            maxima[assignment] = _number(found.max_score)
+            cells = {g.name: float(g.max_score) for nb in found.notebooks for g in nb.grade_cells}
+            stats = item_statistics(columns, rows, cells)
+            written.append(write_csv(folder / f"{assignment}-items.csv", list(stats[0]) if stats else ["grade_id"], stats))
             for row in rows:
                 totals.setdefault(row["student"], {k: row[k] for k in NAME_FIELDS})[assignment] = row["score"]
     written.append(write_csv(folder / "totals.csv", NAME_FIELDS + names, [totals[s] for s in sorted(totals)]))
+    written += lms_files(folder, names, totals, maxima)
     return written

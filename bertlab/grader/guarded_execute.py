@@ -97,13 +97,15 @@ class GuardedExecute(Execute):
     def _get_timeout(self, cell):
         """A cell's (or a fingerprint's) wait: its own timeout, never past the notebook's wall clock."""
         timeout = super()._get_timeout(cell)
-        if self._deadline is None:
+        deadline = getattr(self, "_deadline", None)
+        if deadline is None:
             return timeout
-        left = max(1, math.ceil(self._deadline - time.monotonic()))
+        left = max(1, math.ceil(deadline - time.monotonic()))
         return left if timeout is None else min(timeout, left)
 
     def _past_deadline(self) -> bool:
-        return self._deadline is not None and time.monotonic() >= self._deadline - 0.5
+        deadline = getattr(self, "_deadline", None)
+        return deadline is not None and time.monotonic() >= deadline - 0.5
 
     async def _stop_kernel(self) -> None:
         """The wall clock has run out: kill the kernel's process tree (it may ignore interrupts)."""

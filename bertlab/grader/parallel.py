@@ -33,6 +33,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from bertlab.grader import grading, layout
+from bertlab.grader.grade_one import read_submission
 
 STATE_FILE = ".bertlab-graded.json"
 _worker: dict = {}  # in each worker process: its scratch course and NbGraderAPI
@@ -90,21 +91,6 @@ def _start_worker(repo: str, gradebook_snapshot: str | None, env: dict, assignme
     _worker.update(course=course, api=api)
 
 
-def _read_submission(course: Path, assignment: str, student: str) -> tuple[str | None, dict]:
-    from nbgrader.api import Gradebook
-
-    with Gradebook(db_url(course)) as gradebook:
-        submission = gradebook.find_submission(assignment, student)
-        notebooks = {
-            nb.name: {"flagged": nb.flagged,
-                      "grades": {g.name: {"auto_score": g.auto_score, "needs_manual_grade": g.needs_manual_grade}
-                                 for g in nb.grades},
-                      "comments": {c.name: c.auto_comment for c in nb.comments}}
-            for nb in submission.notebooks}
-        stamp = submission.timestamp.isoformat() if submission.timestamp else None
-    return stamp, notebooks
-
-
 def _grade(assignment: str, student: str, submitted: str) -> Outcome:
     """Grade one student's submission in this worker's scratch course."""
     course, api = _worker["course"], _worker["api"]
@@ -116,7 +102,7 @@ def _grade(assignment: str, student: str, submitted: str) -> Outcome:
     seconds = time.perf_counter() - start
     if not result["success"]:
         return Outcome(student, False, seconds, error=(result.get("error") or result.get("log") or "")[-4000:])
-    stamp, notebooks = _read_submission(course, assignment, student)
+    stamp, notebooks = read_submission(db_url(course), assignment, student)
     return Outcome(student, True, seconds, timestamp=stamp, notebooks=notebooks,
                    autograded=str(layout.autograded(course, student, assignment)))
 
@@ -124,9 +110,9 @@ def _grade(assignment: str, student: str, submitted: str) -> Outcome:
 # --- in the parent: the only writer of the course gradebook --------------------------------
 
 def record(course: Path, assignment: str, outcome: Outcome) -> None:
-    """Write one graded submission into the course gradebook (auto scores and comments only:
-    manual grades already there stay). A submission that could not be graded adds its student
-    only, so the report lists them."""
+    """Write one graded submission into the course gradebook, in one transaction (a crash midway
+    leaves the gradebook as it was): auto scores and comments only, manual grades already there
+    stay. A submission that could not be graded adds its student only, so the report lists them."""
     from datetime import datetime
 
     from nbgrader.api import Gradebook
@@ -135,19 +121,25 @@ def record(course: Path, assignment: str, outcome: Outcome) -> None:
     with Gradebook(db_url(course)) as gradebook, warnings.catch_warnings():
         # nbgrader's add_submission autoflushes half-built rows and SQLAlchemy says so; harmless
         warnings.simplefilter("ignore", SAWarning)
-        gradebook.update_or_create_student(outcome.student)
-        if not outcome.success:  # listed, with no submission: the report says it was not graded
-            return
-        stamp = datetime.fromisoformat(outcome.timestamp) if outcome.timestamp else None
-        gradebook.update_or_create_submission(assignment, outcome.student, timestamp=stamp)
-        for name, notebook in outcome.notebooks.items():
-            gradebook.find_submission_notebook(name, assignment, outcome.student).flagged = notebook["flagged"]
-            for cell, values in notebook["grades"].items():
-                grade = gradebook.find_grade(cell, name, assignment, outcome.student)
-                grade.auto_score, grade.needs_manual_grade = values["auto_score"], values["needs_manual_grade"]
-            for cell, text in notebook["comments"].items():
-                gradebook.find_comment(cell, name, assignment, outcome.student).auto_comment = text
-        gradebook.db.commit()
+        commit, gradebook.db.commit = gradebook.db.commit, gradebook.db.flush  # nbgrader commits per row
+        try:
+            gradebook.update_or_create_student(outcome.student)
+            if outcome.success:
+                stamp = datetime.fromisoformat(outcome.timestamp) if outcome.timestamp else None
+                gradebook.update_or_create_submission(assignment, outcome.student, timestamp=stamp)
+                for name, notebook in outcome.notebooks.items():
+                    gradebook.find_submission_notebook(name, assignment, outcome.student).flagged = notebook["flagged"]
+                    for cell, values in notebook["grades"].items():
+                        grade = gradebook.find_grade(cell, name, assignment, outcome.student)
+                        grade.auto_score, grade.needs_manual_grade = values["auto_score"], values["needs_manual_grade"]
+                    for cell, text in notebook["comments"].items():
+                        gradebook.find_comment(cell, name, assignment, outcome.student).auto_comment = text
+            commit()
+        except BaseException:
+            gradebook.db.rollback()
+            raise
+        finally:
+            gradebook.db.commit = commit
 
 
 def _copy_graded(course: Path, assignment: str, outcome: Outcome) -> None:
@@ -157,11 +149,10 @@ def _copy_graded(course: Path, assignment: str, outcome: Outcome) -> None:
         shutil.copytree(outcome.autograded, final)
 
 
-def autograde(course: Path, assignment: str, workers: int | None = None, students: list[str] | None = None,
-              force: bool = False, progress: bool = True) -> list[Outcome]:
-    """Grade every submission of ``assignment`` in ``course`` (or only ``students``), ``workers``
-    at a time (default: one per core). The assignment must be released (in the gradebook)."""
-    course = Path(course).resolve()
+def to_grade(course: Path, assignment: str, students: list[str] | None, force: bool):
+    """Who to grade: every submission of ``assignment`` (or only ``students``) whose content
+    changed since it was graded, or all if ``force``. Returns (todo, submitted folders, content
+    hashes, the state, the state file). Raises FileNotFoundError naming an unknown student."""
     submitted = {p.parent.name: p for p in sorted((course / layout.SUBMITTED).glob(f"*/{assignment}"))
                  if p.is_dir()}
     if students:
@@ -175,6 +166,15 @@ def autograde(course: Path, assignment: str, workers: int | None = None, student
     hashes = {s: submission_hash(p) for s, p in submitted.items()}
     todo = [s for s in submitted if force or state.get(f"{assignment}/{s}") != hashes[s]
             or not layout.autograded(course, s, assignment).is_dir()]
+    return todo, submitted, hashes, state, state_path
+
+
+def autograde(course: Path, assignment: str, workers: int | None = None, students: list[str] | None = None,
+              force: bool = False, progress: bool = True) -> list[Outcome]:
+    """Grade every submission of ``assignment`` in ``course`` (or only ``students``), ``workers``
+    at a time (default: one per core). The assignment must be released (in the gradebook)."""
+    course = Path(course).resolve()
+    todo, submitted, hashes, state, state_path = to_grade(course, assignment, students, force)
     if not todo:
         return []
     workers = max(1, min(workers or os.cpu_count() or 1, len(todo)))

@@ -1,0 +1,217 @@
+"""``autograde --scheduler ADDRESS``: one Dask task per submission, on any Dask cluster.
+
+The local grader (:mod:`bertlab.grader.parallel`) fills the cores of one machine. A course with
+a thousand students needs more machines, and Dask distributed already schedules tasks on them:
+a scheduler, workers started by hand, by ``dask-jobqueue`` on SLURM, or on Kubernetes.
+
+- The client ships the course once (:func:`course_bundle`: the nbgrader config, the assignment's
+  source with its hidden tests, and the gradebook after the release when it is SQLite) with
+  ``Client.scatter(broadcast=True)``, then submits one task per submission with the submission's
+  files. Task keys name (assignment, student, submission hash, grader version), so the same
+  submission is never two tasks.
+- A task (:func:`grade_task`) runs on a worker, but student code never runs in the worker's own
+  process: the task starts ``python -m bertlab.grader.grade_one`` as a child with a hard time
+  limit, which grades in a scratch course with the course's sandboxed, capped kernels and writes
+  a JSON record; the task returns that record parsed and checked (:func:`bertlab.grader.grade_one.checked`).
+- The client is the only writer of the gradebook: it takes records as they complete
+  (``distributed.as_completed``) and writes each in one transaction
+  (:func:`bertlab.grader.parallel.record`), then the graded notebooks, then the state file.
+- A worker that dies mid-task: the scheduler runs its task again on another worker (Dask's own
+  rescheduling); a submission that has killed ``distributed.scheduler.allowed-failures`` workers
+  (3 by default) comes back as ``KilledWorker`` and is reported, not retried for ever.
+
+Used by ``python -m bertlab.grader autograde ASSIGNMENT --scheduler tcp://host:8786`` and by
+``make bench`` (a ``LocalCluster``); the README shows a cluster set up by hand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from bertlab.grader import grading, layout
+from bertlab.grader.grade_one import checked
+from bertlab.grader.parallel import Outcome, record, submission_hash, to_grade
+
+#: Seconds a task's grading child may run before it is killed (a notebook's own wall clock is 600 s).
+TASK_TIMEOUT = 900
+
+
+def grader_version(course: Path, assignment: str) -> str:
+    """What a grade depends on besides the submission: the course package's version, the
+    grader's config and the assignment's source (its hidden tests). 12 hex digits."""
+    import bertlab
+
+    digest = hashlib.sha256(bertlab.__version__.encode())
+    for path in [Path(course) / "autograder" / "nbgrader_config.py",
+                 *sorted((Path(course) / layout.SOURCE / assignment).rglob("*"))]:
+        if path.is_file():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def course_bundle(course: Path, assignment: str) -> bytes:
+    """A .tar.gz of what grading ``assignment`` needs: the config, the source, and a SQLite
+    gradebook that knows the assignment's cells (the course's own file after the release; for a
+    gradebook on a server, one released here, once, so no task has to)."""
+    course = Path(course)
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar, tempfile.TemporaryDirectory() as scratch:
+        tar.add(course / "nbgrader_config.py", "nbgrader_config.py")
+        tar.add(course / "autograder" / "nbgrader_config.py", "autograder/nbgrader_config.py")
+        tar.add(course / layout.SOURCE / assignment, f"{layout.SOURCE}/{assignment}")
+        gradebook = layout.sqlite_file(layout.gradebook_url(course))
+        if gradebook is None:
+            gradebook = _released_gradebook(course, assignment, Path(scratch))
+        tar.add(gradebook, layout.GRADEBOOK)
+    return buffer.getvalue()
+
+
+def _released_gradebook(course: Path, assignment: str, scratch: Path) -> Path:
+    """Release ``assignment`` into a scratch course's own SQLite gradebook; return that file."""
+    from bertlab.grader.__main__ import nbgrader_api
+
+    copy = grading.make_course(scratch / "release", repo=course)
+    before = os.environ.get(layout.GRADEBOOK_ENV)
+    os.environ[layout.GRADEBOOK_ENV] = "sqlite:///" + str(copy / layout.GRADEBOOK)
+    try:
+        result = nbgrader_api(copy).generate_assignment(assignment, force=True)
+    finally:
+        if before is None:
+            os.environ.pop(layout.GRADEBOOK_ENV, None)
+        else:
+            os.environ[layout.GRADEBOOK_ENV] = before
+    if not result["success"]:
+        raise RuntimeError(f"could not release {assignment} for the workers: {result.get('log')}")
+    return copy / layout.GRADEBOOK
+
+
+def submission_files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(Path(folder).rglob("*")) if p.is_file()}
+
+
+def grade_task(bundle: bytes, assignment: str, student: str, files: dict[str, bytes],
+               timeout: float = TASK_TIMEOUT) -> dict:
+    """On a Dask worker: unpack the course, place the submission, grade it in a child process;
+    return the child's JSON record, checked. Never raises for what a submission does."""
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="bertlab-task-") as scratch:
+        course = Path(scratch) / "course"
+        with tarfile.open(fileobj=io.BytesIO(bundle), mode="r:gz") as tar:
+            tar.extractall(course, filter="data")
+        folder = layout.submission(course, student, assignment)
+        for name, data in files.items():
+            path = folder / name
+            if not path.resolve().is_relative_to(folder.resolve()):
+                raise ValueError(f"a submitted file outside the submission folder: {name}")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        out = Path(scratch) / "record.json"  # outside the course: the sandboxed kernel cannot see it
+        env = {**os.environ, "OMP_NUM_THREADS": "1"}
+        env.pop(layout.GRADEBOOK_ENV, None)
+        try:
+            child = subprocess.run([sys.executable, "-m", "bertlab.grader.grade_one", str(course), assignment,
+                                    student, str(out)], capture_output=True, text=True, timeout=timeout, env=env,
+                                   preexec_fn=_die_with_parent)
+        except subprocess.TimeoutExpired:
+            return _failed(student, start, f"grading took more than {timeout:.0f} s and was stopped")
+        if child.returncode != 0 or not out.is_file():
+            return _failed(student, start, f"the grading process failed ({child.returncode}): {child.stderr[-2000:]}")
+        try:
+            return checked(json.loads(out.read_text()))
+        except ValueError as exc:
+            return _failed(student, start, f"the grading process wrote no valid record: {exc}")
+
+
+def _die_with_parent() -> None:
+    """In the grading child, before it starts: die when the worker does (Linux's PR_SET_PDEATHSIG),
+    so a killed worker leaves no grading behind (its kernels end with it: bwrap --die-with-parent)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def _failed(student: str, start: float, why: str) -> dict:
+    return {"student": student, "success": False, "seconds": time.perf_counter() - start, "error": why,
+            "timestamp": None, "notebooks": {}, "files": {}}
+
+
+def _write_graded(course: Path, assignment: str, student: str, files: dict[str, str]) -> None:
+    final = layout.autograded(course, student, assignment)
+    shutil.rmtree(final, ignore_errors=True)
+    for name, text in files.items():
+        path = final / name
+        if not path.resolve().is_relative_to(final.resolve()):
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def autograde(course: Path, assignment: str, scheduler, students: list[str] | None = None,
+              force: bool = False, progress: bool = True, timeout: float = TASK_TIMEOUT) -> list[Outcome]:
+    """Grade the submissions of ``assignment`` on the Dask cluster at ``scheduler`` (an address,
+    or a ``distributed.Client``). The same choice of who to grade as the local grader."""
+    from distributed import Client, as_completed
+    from distributed.scheduler import KilledWorker
+
+    course = Path(course).resolve()
+    todo, submitted, hashes, state, state_path = to_grade(course, assignment, students, force)
+    if not todo:
+        return []
+    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+    version = grader_version(course, assignment)
+    outcomes = []
+    try:
+        bundle = client.scatter(course_bundle(course, assignment), broadcast=True)
+        futures = {}
+        for student in todo:
+            key = f"bertlab-grade-{assignment}-{student}-{hashes[student][:16]}-{version}"
+            futures[client.submit(grade_task, bundle, assignment, student, submission_files(submitted[student]),
+                                  timeout, key=key, pure=False)] = student
+        with tqdm(total=len(todo), desc=f"grading {assignment} on {client.scheduler.address}", unit="student",
+                  disable=not progress) as bar:
+            for future in as_completed(futures):
+                student = futures[future]
+                try:
+                    result = future.result()
+                except KilledWorker as exc:
+                    result = {"student": student, "success": False, "seconds": 0.0, "files": {}, "timestamp": None,
+                              "notebooks": {}, "error": f"it killed every worker it ran on ({exc}); not retried again"}
+                except Exception as exc:  # the task itself failed (a bad bundle, a full disk): say so
+                    result = {"student": student, "success": False, "seconds": 0.0, "files": {}, "timestamp": None,
+                              "notebooks": {}, "error": f"{type(exc).__name__}: {exc}"}
+                outcome = Outcome(student, result["success"], result["seconds"], result["error"],
+                                  result["timestamp"], result["notebooks"])
+                record(course, assignment, outcome)
+                if outcome.success:
+                    _write_graded(course, assignment, student, result["files"])
+                else:
+                    shutil.rmtree(layout.autograded(course, student, assignment), ignore_errors=True)
+                state[f"{assignment}/{student}"] = hashes[student] if outcome.success else None
+                state_path.parent.mkdir(parents=True, exist_ok=True)
+                state_path.write_text(json.dumps(state, indent=1, sort_keys=True) + "\n")
+                outcomes.append(outcome)
+                bar.set_postfix_str(f"last: {student} {outcome.seconds:.0f} s")
+                bar.update()
+    finally:
+        if client is not scheduler:
+            client.close()
+    return sorted(outcomes, key=lambda o: o.student)
+
+
+__all__ = ["autograde", "course_bundle", "grade_task", "grader_version", "submission_hash"]
