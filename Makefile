@@ -53,13 +53,14 @@ book: install
 # the built site (no solution or hidden-test line may be published).
 # Two pytest processes at once (the machine's two cores): the later assignments' round trips
 # (SECOND_TESTS, a pytest -k expression) beside everything else; each round trip stays whole in one
-# process. SECOND_TESTS= (empty) runs one process.
-SECOND_TESTS ?= ps05 or ps06 or ps07 or ps08 or parallel_grader
+# process; the grader's cluster tests run there too. SECOND_TESTS= (empty) runs one process. Each
+# process lists its slowest tests (--durations).
+SECOND_TESTS ?= ps05 or ps06 or ps07 or ps08 or cluster or worker_killed
 test: install
 	@mkdir -p _build
 	@if [ -z "$(SECOND_TESTS)" ]; then $(BIN)/python -m pytest -q -m "not site"; else \
-	  $(BIN)/python -m pytest -q -p no:cacheprovider -m "not site" -k "$(SECOND_TESTS)" > _build/pytest-second.log 2>&1 & second=$$!; \
-	  $(BIN)/python -m pytest -q -m "not site" -k "not ($(SECOND_TESTS))"; first=$$?; \
+	  $(BIN)/python -m pytest -q -p no:cacheprovider --durations=15 -m "not site" -k "$(SECOND_TESTS)" > _build/pytest-second.log 2>&1 & second=$$!; \
+	  $(BIN)/python -m pytest -q --durations=15 -m "not site" -k "not ($(SECOND_TESTS))"; first=$$?; \
 	  wait $$second; second_rc=$$?; echo "--- the second pytest process (-k '$(SECOND_TESTS)'):"; \
 	  cat _build/pytest-second.log; [ $$first -eq 0 ] && [ $$second_rc -eq 0 ]; fi
 	$(MAKE) book

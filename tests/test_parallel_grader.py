@@ -273,7 +273,7 @@ def test_a_worker_killed_mid_batch_loses_nothing(tmp_path, cluster, postgres):
     _, client = cluster
     url = postgres.database()
     course = grading.make_course(tmp_path)
-    students = [f"s{i}" for i in range(3)]
+    students = ["s0", "s1"]  # one on each worker: one of the two is killed mid-task
     with gradebook(url):
         grading.release(course, ASSIGNMENT)
         for student in students:

@@ -132,9 +132,10 @@ def scores(course: Path, assignment: str, student: str) -> dict[str, CellScore]:
         }
 
 
-def feedback(course: Path, assignment: str) -> Path:
-    """``nbgrader generate_feedback``; returns the feedback folder of the assignment."""
-    nbgrader(course, "generate_feedback", assignment, "--force")
+def feedback(course: Path, assignment: str, students: str = "*") -> Path:
+    """``nbgrader generate_feedback`` for the students whose ids match the glob ``students``;
+    returns the feedback folder of the assignment."""
+    nbgrader(course, "generate_feedback", assignment, "--force", f"--student={students}")
     return course / layout.FEEDBACK
 
 
