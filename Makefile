@@ -55,7 +55,7 @@ book: install
 # (SECOND_TESTS, a pytest -k expression) beside everything else; each round trip stays whole in one
 # process; the grader's cluster tests run there too. SECOND_TESTS= (empty) runs one process. Each
 # process lists its slowest tests (--durations).
-SECOND_TESTS ?= ps05 or ps06 or ps07 or ps08 or cluster or worker_killed
+SECOND_TESTS ?= ps05 or ps06 or ps07 or ps08 or cluster
 test: install
 	@mkdir -p _build
 	@if [ -z "$(SECOND_TESTS)" ]; then $(BIN)/python -m pytest -q -m "not site"; else \
