@@ -14,7 +14,6 @@ import os
 import signal
 import threading
 import time
-from contextlib import contextmanager
 
 import nbformat
 import pytest
@@ -53,21 +52,7 @@ def graded(tmp_path_factory):
     return ours, {o.student: o for o in outcomes}
 
 
-@contextmanager
-def gradebook(url: str | None):
-    """Grade with this gradebook URL (None: each course's own SQLite file)."""
-    before = os.environ.get(layout.GRADEBOOK_ENV)
-    if url:
-        os.environ[layout.GRADEBOOK_ENV] = url
-    else:
-        os.environ.pop(layout.GRADEBOOK_ENV, None)
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(layout.GRADEBOOK_ENV, None)
-        else:
-            os.environ[layout.GRADEBOOK_ENV] = before
+gradebook = layout.using_gradebook  # grade with this gradebook URL (None: each course's own SQLite)
 
 
 @pytest.fixture(scope="module")

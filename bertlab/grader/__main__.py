@@ -23,23 +23,12 @@ import sys
 from pathlib import Path
 
 from bertlab.grader import layout
+from bertlab.grader.grading import nbgrader_api
 
 
 class Refused(Exception):
-    """A command cannot start: the message says what to do (exit status 2)."""
-
-
-def nbgrader_api(course: Path):
-    """nbgrader's own ``NbGraderAPI`` for the course at ``course``, with the course's config."""
-    from nbgrader.apps import NbGraderAPI
-    from nbgrader.coursedir import CourseDirectory
-    from traitlets.config.loader import PyFileConfigLoader
-
-    if not (course / "nbgrader_config.py").is_file():
-        raise Refused(f"{course} is not the course root (no nbgrader_config.py): run from the repository "
-                      f"root, or pass --course")
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
-    return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+    """A command cannot start: the message says what to do (exit status 2, as for a
+    FileNotFoundError: no course root, no such student)."""
 
 
 def _checked(result: dict, what: str) -> None:
@@ -65,10 +54,10 @@ def _released(course: Path, assignment: str) -> None:
 
 
 def release(args) -> int:
-    from bertlab.grader import grading
+    from bertlab.grader.grading import assignments
 
     api = nbgrader_api(args.course)
-    known = grading.assignments(args.course)
+    known = assignments(args.course)
     for assignment in args.assignment or known:
         if assignment not in known:
             raise Refused(f"no assignment {assignment!r} in {args.course / layout.SOURCE}: one of {', '.join(known)}")
@@ -97,15 +86,12 @@ def autograde(args) -> int:
     if not any((course / layout.SUBMITTED).glob(f"*/{assignment}")):
         raise Refused(f"no submissions: put them in {course / layout.SUBMITTED}/<student>/{assignment}/ "
                       f"(python -m bertlab.grader collect {assignment} FOLDER_OR_ZIP)")
-    try:
-        if args.scheduler:
-            from bertlab.grader import distributed
+    if args.scheduler:
+        from bertlab.grader import distributed
 
-            graded = distributed.autograde(course, assignment, args.scheduler, args.student, args.force)
-        else:
-            graded = parallel.autograde(course, assignment, args.workers, args.student, args.force)
-    except FileNotFoundError as exc:
-        raise Refused(str(exc))
+        graded = distributed.autograde(course, assignment, args.scheduler, args.student, args.force)
+    else:
+        graded = parallel.autograde(course, assignment, args.workers, args.student, args.force)
     outcomes = {o.student: o for o in graded}
     if not outcomes:
         print("every submission is graded and unchanged since (regrade, or --force, grades them again)")
@@ -199,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     args.course = args.course.resolve()
     try:
         return args.run(args)
-    except Refused as exc:
+    except (Refused, FileNotFoundError) as exc:  # a missing course root, student or file
         print(f"python -m bertlab.grader {args.command}: {exc}", file=sys.stderr)
         return 2
 

@@ -43,7 +43,7 @@ from tqdm.auto import tqdm
 
 from bertlab.grader import grading, layout
 from bertlab.grader.grade_one import checked
-from bertlab.grader.parallel import Outcome, record, submission_hash, to_grade
+from bertlab.grader.parallel import Outcome, settle, submission_hash, to_grade
 
 #: Seconds a task's grading child may run before it is killed (a notebook's own wall clock is 600 s).
 TASK_TIMEOUT = 900
@@ -72,30 +72,8 @@ def course_bundle(course: Path, assignment: str) -> bytes:
         tar.add(course / "nbgrader_config.py", "nbgrader_config.py")
         tar.add(course / "autograder" / "nbgrader_config.py", "autograder/nbgrader_config.py")
         tar.add(course / layout.SOURCE / assignment, f"{layout.SOURCE}/{assignment}")
-        gradebook = layout.sqlite_file(layout.gradebook_url(course))
-        if gradebook is None:
-            gradebook = _released_gradebook(course, assignment, Path(scratch))
-        tar.add(gradebook, layout.GRADEBOOK)
+        tar.add(grading.gradebook_snapshot(course, assignment, Path(scratch)), layout.GRADEBOOK)
     return buffer.getvalue()
-
-
-def _released_gradebook(course: Path, assignment: str, scratch: Path) -> Path:
-    """Release ``assignment`` into a scratch course's own SQLite gradebook; return that file."""
-    from bertlab.grader.__main__ import nbgrader_api
-
-    copy = grading.make_course(scratch / "release", repo=course)
-    before = os.environ.get(layout.GRADEBOOK_ENV)
-    os.environ[layout.GRADEBOOK_ENV] = "sqlite:///" + str(copy / layout.GRADEBOOK)
-    try:
-        result = nbgrader_api(copy).generate_assignment(assignment, force=True)
-    finally:
-        if before is None:
-            os.environ.pop(layout.GRADEBOOK_ENV, None)
-        else:
-            os.environ[layout.GRADEBOOK_ENV] = before
-    if not result["success"]:
-        raise RuntimeError(f"could not release {assignment} for the workers: {result.get('log')}")
-    return copy / layout.GRADEBOOK
 
 
 def submission_files(folder: Path) -> dict[str, bytes]:
@@ -126,13 +104,14 @@ def grade_task(bundle: bytes, assignment: str, student: str, files: dict[str, by
                                     student, str(out)], capture_output=True, text=True, timeout=timeout, env=env,
                                    preexec_fn=_die_with_parent)
         except subprocess.TimeoutExpired:
-            return _failed(student, start, f"grading took more than {timeout:.0f} s and was stopped")
+            return _failed(student, time.perf_counter() - start, f"grading took more than {timeout:.0f} s and was stopped")
         if child.returncode != 0 or not out.is_file():
-            return _failed(student, start, f"the grading process failed ({child.returncode}): {child.stderr[-2000:]}")
+            return _failed(student, time.perf_counter() - start,
+                           f"the grading process failed ({child.returncode}): {child.stderr[-2000:]}")
         try:
             return checked(json.loads(out.read_text()))
         except ValueError as exc:
-            return _failed(student, start, f"the grading process wrote no valid record: {exc}")
+            return _failed(student, time.perf_counter() - start, f"the grading process wrote no valid record: {exc}")
 
 
 def _die_with_parent() -> None:
@@ -146,12 +125,14 @@ def _die_with_parent() -> None:
         pass
 
 
-def _failed(student: str, start: float, why: str) -> dict:
-    return {"student": student, "success": False, "seconds": time.perf_counter() - start, "error": why,
+def _failed(student: str, seconds: float, why: str) -> dict:
+    """The record of a submission that could not be graded."""
+    return {"student": student, "success": False, "seconds": seconds, "error": why,
             "timestamp": None, "notebooks": {}, "files": {}}
 
 
 def _write_graded(course: Path, assignment: str, student: str, files: dict[str, str]) -> None:
+    """The graded notebooks of a record into the course (none: the old ones are removed)."""
     final = layout.autograded(course, student, assignment)
     shutil.rmtree(final, ignore_errors=True)
     for name, text in files.items():
@@ -190,21 +171,13 @@ def autograde(course: Path, assignment: str, scheduler, students: list[str] | No
                 try:
                     result = future.result()
                 except KilledWorker as exc:
-                    result = {"student": student, "success": False, "seconds": 0.0, "files": {}, "timestamp": None,
-                              "notebooks": {}, "error": f"it killed every worker it ran on ({exc}); not retried again"}
+                    result = _failed(student, 0.0, f"it killed every worker it ran on ({exc}); not retried again")
                 except Exception as exc:  # the task itself failed (a bad bundle, a full disk): say so
-                    result = {"student": student, "success": False, "seconds": 0.0, "files": {}, "timestamp": None,
-                              "notebooks": {}, "error": f"{type(exc).__name__}: {exc}"}
+                    result = _failed(student, 0.0, f"{type(exc).__name__}: {exc}")
                 outcome = Outcome(student, result["success"], result["seconds"], result["error"],
                                   result["timestamp"], result["notebooks"])
-                record(course, assignment, outcome)
-                if outcome.success:
-                    _write_graded(course, assignment, student, result["files"])
-                else:
-                    shutil.rmtree(layout.autograded(course, student, assignment), ignore_errors=True)
-                state[f"{assignment}/{student}"] = hashes[student] if outcome.success else None
-                state_path.parent.mkdir(parents=True, exist_ok=True)
-                state_path.write_text(json.dumps(state, indent=1, sort_keys=True) + "\n")
+                settle(course, assignment, outcome, hashes[student], state, state_path)
+                _write_graded(course, assignment, student, result["files"])
                 outcomes.append(outcome)
                 bar.set_postfix_str(f"last: {student} {outcome.seconds:.0f} s")
                 bar.update()

@@ -9,9 +9,7 @@ worker's own process (it runs in the kernel this process starts), and the worker
 record it parsed as JSON, never an object a submission could have pickled.
 
 The scratch course is a course bundle (:func:`bertlab.grader.distributed.course_bundle`): the
-nbgrader config and the assignment's source, and the gradebook after the release if the course
-keeps it in SQLite. Without that gradebook (a course on PostgreSQL) the assignment is released
-here first, into this course's own SQLite file.
+nbgrader config, the assignment's source, and a SQLite gradebook of its release.
 """
 
 from __future__ import annotations
@@ -47,16 +45,14 @@ def read_submission(url: str, assignment: str, student: str) -> tuple[str | None
 
 def grade(course: Path, assignment: str, student: str) -> dict:
     """Grade one student in ``course`` (a scratch course); return the record."""
-    from bertlab.grader.__main__ import nbgrader_api
+    from bertlab.grader.grading import nbgrader_api
 
     course = Path(course).resolve()
+    if not (course / layout.GRADEBOOK).is_file():
+        raise FileNotFoundError(f"{course / layout.GRADEBOOK}: a course bundle holds the release's gradebook")
     url = "sqlite:///" + str(course / layout.GRADEBOOK)
     os.environ[layout.GRADEBOOK_ENV] = url  # this course's own gradebook, never the instructor's
     api = nbgrader_api(course)
-    if not (course / layout.GRADEBOOK).is_file():
-        released = api.generate_assignment(assignment, force=True)
-        if not released["success"]:
-            raise RuntimeError(f"could not release {assignment} here: {released.get('log')}")
     start = time.perf_counter()
     result = api.autograde(assignment, student, force=True, create=True)
     record = {"student": student, "success": bool(result["success"]), "seconds": time.perf_counter() - start,

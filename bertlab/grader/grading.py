@@ -76,6 +76,35 @@ def make_course(dest: Path, repo: Path = REPO) -> Path:
     return dest
 
 
+def nbgrader_api(course: Path):
+    """nbgrader's own ``NbGraderAPI`` for the course at ``course``, with the course's config
+    (what the grader's commands and workers grade with, in process)."""
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config.loader import PyFileConfigLoader
+
+    if not (Path(course) / "nbgrader_config.py").is_file():
+        raise FileNotFoundError(f"{course} is not the course root (no nbgrader_config.py): run from the "
+                                f"repository root, or pass --course")
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+
+
+def gradebook_snapshot(course: Path, assignment: str, scratch: Path) -> Path:
+    """A SQLite gradebook that knows ``assignment``'s cells and hidden tests, for graders that
+    work in scratch courses: the course's own file (after the release), or, for a gradebook on
+    a server, a release made once into ``scratch``. Returns the file."""
+    own = layout.sqlite_file(layout.gradebook_url(course))
+    if own is not None:
+        return own
+    copy = make_course(Path(scratch) / "release", repo=Path(course))
+    with layout.using_gradebook("sqlite:///" + str(copy / layout.GRADEBOOK)):
+        result = nbgrader_api(copy).generate_assignment(assignment, force=True)
+    if not result["success"]:
+        raise RuntimeError(f"could not release {assignment} for the graders: {result.get('log')}")
+    return copy / layout.GRADEBOOK
+
+
 def release(course: Path, assignment: str) -> Path:
     """``nbgrader generate_assignment``; returns the released (student) notebook."""
     nbgrader(course, "generate_assignment", assignment, "--force")

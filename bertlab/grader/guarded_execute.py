@@ -87,6 +87,7 @@ class GuardedExecute(Execute):
     def preprocess(self, nb, resources=None, km=None):
         self._baseline = None  # one notebook, one fresh kernel, one baseline
         self._died_in = None  # the index of the cell the kernel died in
+        self._stopped_because = None  # why the grader stopped the kernel, when it did
         self._output_bytes, self._output_cut = 0, False
         self._deadline = time.monotonic() + self.notebook_timeout if self.notebook_timeout else None
         if GuardedExecute._library is None:
@@ -107,9 +108,10 @@ class GuardedExecute(Execute):
         deadline = getattr(self, "_deadline", None)
         return deadline is not None and time.monotonic() >= deadline - 0.5
 
-    async def _stop_kernel(self) -> None:
-        """The wall clock has run out: kill the kernel's process tree (it may ignore interrupts)."""
-        why = f"the notebook ran past its wall clock of {self.notebook_timeout} s"
+    async def _stop_kernel(self, why: str) -> None:
+        """Kill the kernel's process tree (it may ignore interrupts), remember why, and raise
+        DeadKernelError: the cell it was in and every later one score 0."""
+        self._stopped_because = why
         watch = getattr(self.km, "watch", None)
         if watch is not None:
             watch.kill(why)
@@ -117,9 +119,12 @@ class GuardedExecute(Execute):
             await ensure_async(self.km.shutdown_kernel(now=True))
         raise DeadKernelError(why)
 
+    def _wall_clock(self) -> str:
+        return f"the notebook ran past its wall clock of {self.notebook_timeout} s"
+
     async def _async_handle_timeout(self, timeout, cell=None):
         if self._past_deadline():
-            await self._stop_kernel()
+            await self._stop_kernel(self._wall_clock())
         return await super()._async_handle_timeout(timeout, cell)
 
     def _fingerprint(self) -> tuple[dict | None, str]:
@@ -141,27 +146,22 @@ class GuardedExecute(Execute):
                                              "so this cell scores 0")]
             return cell, resources
         try:
-            if cell.cell_type == "code" and self._past_deadline():
-                run_sync(self._stop_kernel)()
-            return self._preprocess_cell(cell, resources, index)
-        except CellTimeoutError:
-            # nbgrader interrupted a cell past its timeout, and the kernel never went idle: it ignores
-            # interrupts. Plain nbgrader discards the whole submission here; stop the kernel instead.
-            watch = getattr(self.km, "watch", None)
-            if watch is not None:
-                watch.kill(f"a cell ran past its {self.timeout} s limit and ignored the interrupt")
-            else:
-                run_sync(self.km.shutdown_kernel)(now=True)
-            return self._dead(cell, resources, index, DeadKernelError("it ignored the interrupt"))
-        except DeadKernelError as exc:
-            return self._dead(cell, resources, index, exc)
+            try:
+                if cell.cell_type == "code" and self._past_deadline():
+                    run_sync(self._stop_kernel)(self._wall_clock())
+                return self._preprocess_cell(cell, resources, index)
+            except CellTimeoutError:
+                # nbgrader interrupted a cell past its timeout, and the kernel never went idle: it
+                # ignores interrupts. Plain nbgrader discards the whole submission here.
+                run_sync(self._stop_kernel)(f"a cell ran past its {self.timeout} s limit and ignored the interrupt")
+        except DeadKernelError:
+            return self._dead(cell, resources, index)
 
-    def _dead(self, cell, resources, index, exc):
+    def _dead(self, cell, resources, index):
         """The kernel died in this cell: say why there; every later code cell gets an error."""
         self._died_in = index
         watch = getattr(self.km, "watch", None)
-        reason = watch.reason if watch is not None and watch.reason else (
-            str(exc) if "wall clock" in str(exc) or "interrupt" in str(exc) else None)
+        reason = (watch.reason if watch is not None else None) or self._stopped_because
         why = f"the grader stopped it: {reason}" if reason else "os._exit, a signal or a crash"
         self.log.error("The kernel died in cell %s (%s): this and every later cell score 0", index, why)
         cell.outputs.append(error_output(

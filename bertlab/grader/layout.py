@@ -20,6 +20,7 @@ e.g. ``postgresql://grader@db/bertlab``), else the SQLite file ``autograder/grad
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 COURSE_ID = "bertlab"
@@ -42,6 +43,24 @@ def gradebook_url(root: Path | str) -> str:
     """The gradebook of the course at ``root``: ``$BERTLAB_GRADEBOOK_URL``, else its SQLite file."""
     url = os.environ.get(GRADEBOOK_ENV, "").strip()
     return url or "sqlite:///" + str(Path(root).resolve() / GRADEBOOK)
+
+
+@contextmanager
+def using_gradebook(url: str | None):
+    """Within the block, ``$BERTLAB_GRADEBOOK_URL`` is ``url`` (None: unset, so each course uses
+    its own SQLite file); restored after."""
+    before = os.environ.get(GRADEBOOK_ENV)
+    if url:
+        os.environ[GRADEBOOK_ENV] = url
+    else:
+        os.environ.pop(GRADEBOOK_ENV, None)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(GRADEBOOK_ENV, None)
+        else:
+            os.environ[GRADEBOOK_ENV] = before
 
 
 def sqlite_file(url: str) -> Path | None:

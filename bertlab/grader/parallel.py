@@ -67,28 +67,17 @@ def db_url(course: Path) -> str:
 
 # --- in a worker process -------------------------------------------------------------------
 
-def _start_worker(repo: str, gradebook_snapshot: str | None, env: dict, assignment: str) -> None:
+def _start_worker(repo: str, gradebook_snapshot: str, env: dict) -> None:
     """Make this worker's scratch course and its NbGraderAPI (once per process). Its gradebook is
-    a copy of the course's SQLite file, or, for a gradebook on a server, its own release."""
-    from nbgrader.apps import NbGraderAPI
-    from nbgrader.coursedir import CourseDirectory
-    from traitlets.config.loader import PyFileConfigLoader
-
+    a copy of the release's (:func:`bertlab.grader.grading.gradebook_snapshot`)."""
     from multiprocessing.util import Finalize
 
     os.environ.update(env)
     course = grading.make_course(Path(tempfile.mkdtemp(prefix="bertlab-grader-")), repo=Path(repo))
     Finalize(None, shutil.rmtree, args=(course,), kwargs={"ignore_errors": True}, exitpriority=10)
     os.environ[layout.GRADEBOOK_ENV] = "sqlite:///" + str(course / layout.GRADEBOOK)  # its own, never the course's
-    if gradebook_snapshot:
-        shutil.copy(gradebook_snapshot, course / layout.GRADEBOOK)
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
-    api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
-    if not gradebook_snapshot:
-        result = api.generate_assignment(assignment, force=True)
-        if not result["success"]:
-            raise RuntimeError(f"a grading worker could not release {assignment}: {result.get('log')}")
-    _worker.update(course=course, api=api)
+    shutil.copy(gradebook_snapshot, course / layout.GRADEBOOK)
+    _worker.update(course=course, api=grading.nbgrader_api(course))
 
 
 def _grade(assignment: str, student: str, submitted: str) -> Outcome:
@@ -142,6 +131,15 @@ def record(course: Path, assignment: str, outcome: Outcome) -> None:
             gradebook.db.commit = commit
 
 
+def settle(course: Path, assignment: str, outcome: Outcome, submission: str, state: dict, state_path: Path) -> None:
+    """Record one graded submission, then remember its content hash (``None`` if it could not
+    be graded, so it is tried again): the state file is written only after the gradebook."""
+    record(course, assignment, outcome)
+    state[f"{assignment}/{outcome.student}"] = submission if outcome.success else None
+    state_path.parent.mkdir(parents=True, exist_ok=True)
+    state_path.write_text(json.dumps(state, indent=1, sort_keys=True) + "\n")
+
+
 def _copy_graded(course: Path, assignment: str, outcome: Outcome) -> None:
     final = layout.autograded(course, outcome.student, assignment)
     shutil.rmtree(final, ignore_errors=True)
@@ -181,24 +179,18 @@ def autograde(course: Path, assignment: str, workers: int | None = None, student
     env = {**grading._env(), "OMP_NUM_THREADS": "1"}
     outcomes = []
     with tempfile.TemporaryDirectory() as scratch:
-        source = layout.sqlite_file(db_url(course))
-        snapshot = None
-        if source is not None:  # after the release: it holds the assignment's cells and hidden tests
-            snapshot = str(Path(scratch) / "gradebook.db")
-            shutil.copy(source, snapshot)
+        snapshot = str(Path(scratch) / "gradebook.db")  # after the release: the cells and hidden tests
+        shutil.copy(grading.gradebook_snapshot(course, assignment, Path(scratch)), snapshot)
         context = multiprocessing.get_context("spawn")  # a fresh interpreter: no inherited kernels or threads
         with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
-                                 initargs=(str(course), snapshot, env, assignment)) as pool, \
+                                 initargs=(str(course), snapshot, env)) as pool, \
                 tqdm(total=len(todo), desc=f"grading {assignment} ({workers} at a time)", unit="student",
                      disable=not progress) as bar:
             futures = [pool.submit(_grade, assignment, s, str(submitted[s])) for s in todo]
             for future in as_completed(futures):
                 outcome = future.result()
-                record(course, assignment, outcome)
+                settle(course, assignment, outcome, hashes[outcome.student], state, state_path)
                 _copy_graded(course, assignment, outcome)
-                state[f"{assignment}/{outcome.student}"] = hashes[outcome.student] if outcome.success else None
-                state_path.parent.mkdir(parents=True, exist_ok=True)
-                state_path.write_text(json.dumps(state, indent=1, sort_keys=True) + "\n")
                 outcomes.append(outcome)
                 bar.set_postfix_str(f"last: {outcome.student} {outcome.seconds:.0f} s")
                 bar.update()
