@@ -41,35 +41,28 @@ def caps() -> tuple[int, int, int]:
     return number(MEMORY_ENV, 3072) * 2**20, number(PROCESSES_ENV, 64), number(THREADS_ENV, 512)
 
 
-def process_tree(root: int) -> list[int]:
-    """``root`` and every process descended from it, read from ``/proc``."""
+def process_tree(root: int, threads: dict[int, int] | None = None) -> list[int]:
+    """``root`` and every process descended from it, read from ``/proc``. If ``threads`` is a
+    dict, it receives each process's thread count (``num_threads``, the 20th field of its stat)."""
     children: dict[int, list[int]] = {}
+    counts: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            stat = (entry / "stat").read_text()
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()  # the name may hold spaces
         except OSError:
             continue  # it ended meanwhile
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])  # the name in parentheses may hold spaces
-        children.setdefault(ppid, []).append(int(entry.name))
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
+        counts[int(entry.name)] = int(fields[17])
     tree, todo = [], [root]
     while todo:
         pid = todo.pop()
         tree.append(pid)
         todo += children.get(pid, [])
+    if threads is not None:
+        threads.update({pid: counts[pid] for pid in tree if pid in counts})
     return tree
-
-
-def thread_count(pids: list[int]) -> int:
-    """Threads of these processes together (``num_threads``, the 20th field of ``/proc/<pid>/stat``)."""
-    total = 0
-    for pid in pids:
-        try:
-            total += int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[17])
-        except (OSError, IndexError, ValueError):
-            pass
-    return total
 
 
 def resident_bytes(pids: list[int]) -> int:
@@ -102,13 +95,14 @@ class KernelWatch:
 
     def over_cap(self) -> str | None:
         """Why the tree is over a cap now, or None."""
-        tree = process_tree(self.pid)
+        threads: dict[int, int] = {}
+        tree = process_tree(self.pid, threads)
         if self.processes and len(tree) > self.processes:
             return f"it ran {len(tree)} processes, more than the cap of {self.processes}"
         if self.threads:
-            threads = thread_count(tree)
-            if threads > self.threads:
-                return f"it ran {threads} threads, more than the cap of {self.threads}"
+            total = sum(threads.values())
+            if total > self.threads:
+                return f"it ran {total} threads, more than the cap of {self.threads}"
         if self.memory_bytes:
             used = resident_bytes(tree)
             if used > self.memory_bytes:
