@@ -115,6 +115,39 @@ for pid in filter(str.isdigit, os.listdir("/proc")):
     except OSError:
         pass
 ''',
+    # A grader that forks each kernel from one warm process (bertlab.grader.warm_kernel) must let
+    # nothing of one kernel meet the next: this one leaves a daemon that keeps writing an IPython
+    # startup file that blanks every cell (it would run before the guard's first fingerprint), and
+    # asks the zygote for a kernel of its own; the next student ("...-victim", wrong work) must score 0.
+    "rig-the-next-kernel": '''
+import glob, json, os, socket, time
+RIG = "get_ipython().input_transformers_cleanup.append(lambda lines: [])\\n"
+def plant():
+    for base in {os.environ.get("IPYTHONDIR", "/tmp/ipython"), "/tmp/ipython", os.path.expanduser("~/.ipython")}:
+        try:
+            os.makedirs(f"{base}/profile_default/startup", exist_ok=True)
+            with open(f"{base}/profile_default/startup/00-rig.py", "w") as f:
+                f.write(RIG)
+        except OSError:
+            pass
+    for control in glob.glob("/tmp/bertlab-warm-*/control"):
+        try:
+            conn = socket.socket(socket.AF_UNIX)
+            conn.connect(control)
+            argv = ["-m", "ipykernel_launcher", "-f", "x", "--IPKernelApp.exec_lines=" + json.dumps([RIG])]
+            socket.send_fds(conn, [json.dumps({"argv": argv, "connection": {}, "env": {}, "cwd": "/tmp",
+                                               "slot": "/tmp"}).encode() + b"\\n"], [0, 1, 2])
+        except OSError:
+            pass
+plant()
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        for _ in range(6000):
+            plant()
+            time.sleep(0.05)
+    os._exit(0)
+''',
     "write-course-files": '''
 import sqlite3
 from pathlib import Path
@@ -168,6 +201,8 @@ def submissions(released, solution) -> dict:
     wrong = grading.replace_solutions(released, WRONG)
     rigs = {**RIG, **(SANDBOXED_RIG if sandboxed() else {})}
     found = {f"rig-{name}": with_cell(wrong, code) for name, code in rigs.items()}
+    if "rig-the-next-kernel" in found:  # graded right after it (nbgrader goes in order of student id)
+        found["rig-the-next-kernel-victim"] = wrong
 
     # The student function itself prints the hidden test cell that calls it.
     found["print-calling-cell"] = grading.replace_solutions(released, {

@@ -31,6 +31,17 @@ def test_command_wraps_and_orders_mounts(tmp_path):
     assert text.index(f"--tmpfs {tmp_path / 'a'}") < text.index(f"--bind {tmp_path / 'a/b'}") \
         < text.index(f"--remount-ro {tmp_path / 'a'}")
     assert "--ro-bind / /" in text and "--tmpfs /tmp" in text and "--unshare-net" in text
+    assert "--cap-drop ALL" in text  # a grader run as root would hand its kernels CAP_SYS_ADMIN
+
+
+def test_a_sandboxed_process_has_no_capabilities(tmp_path):
+    """Not even when the grader runs as root (CI does): with CAP_SYS_ADMIN a kernel could remount
+    the read-only course read-write."""
+    needs_bwrap()
+    cmd = kernel_sandbox.sandbox_command(["grep", "CapEff", "/proc/self/status"], writable=tmp_path, readable=[],
+                                         hidden=[], bwrap=kernel_sandbox.bwrap_path())
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+    assert done.stdout.split() == ["CapEff:", "0000000000000000"], done
 
 
 def test_hidden_folders_are_the_courses_own(tmp_path):
@@ -140,7 +151,7 @@ def test_a_sandboxed_kernel_runs_is_interrupted_and_cannot_signal_the_grader(tmp
                                  "except ProcessLookupError:\n    print('hidden')")
             network = await run(kc, f"import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), "
                                     "timeout=5)\n    print('reached')\nexcept OSError:\n    print('no network')")
-            sockets = sorted(p.name for p in km._socket_dir.iterdir())
+            sockets = sorted(p.name for p in km._socket_dir.iterdir() if p.is_socket())
             loop = asyncio.ensure_future(run(kc, "while True: pass"))
             await asyncio.sleep(2)
             await km.interrupt_kernel()

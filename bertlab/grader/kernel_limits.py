@@ -78,9 +78,14 @@ def resident_bytes(pids: list[int]) -> int:
 class KernelWatch:
     """Watch one kernel's process tree; kill it when over a cap. ``reason`` says why it was killed."""
 
-    def __init__(self, pid: int, memory_bytes: int, processes: int, period: float = 0.2, threads: int = 0):
+    def __init__(self, pid: int, memory_bytes: int, processes: int, period: float = 0.2, threads: int = 0,
+                 exclude: tuple[int, ...] = (), group: int | None = None):
+        """Watch ``pid`` and its descendants, except the processes in ``exclude`` (neither counted
+        nor killed; a warm kernel's zygote, :mod:`bertlab.grader.warm_kernel`). ``group``: a process
+        group to kill first (default: ``pid``'s own, if it leads one and nothing is excluded)."""
         self.pid, self.memory_bytes, self.processes, self.period = pid, memory_bytes, processes, period
-        self.threads = threads
+        self.threads, self.exclude = threads, frozenset(exclude)
+        self.group = group if group is not None or self.exclude else pid
         self.reason: str | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"kernel-watch-{pid}", daemon=True)
@@ -96,11 +101,11 @@ class KernelWatch:
     def over_cap(self) -> str | None:
         """Why the tree is over a cap now, or None."""
         threads: dict[int, int] = {}
-        tree = process_tree(self.pid, threads)
+        tree = self.tree(threads)
         if self.processes and len(tree) > self.processes:
             return f"it ran {len(tree)} processes, more than the cap of {self.processes}"
         if self.threads:
-            total = sum(threads.values())
+            total = sum(threads.get(pid, 0) for pid in tree)
             if total > self.threads:
                 return f"it ran {total} threads, more than the cap of {self.threads}"
         if self.memory_bytes:
@@ -109,6 +114,10 @@ class KernelWatch:
                 return (f"it used {used / 2**20:,.0f} MB of memory, more than the cap of "
                         f"{self.memory_bytes / 2**20:,.0f} MB")
         return None
+
+    def tree(self, threads: dict[int, int] | None = None) -> list[int]:
+        """The processes watched now."""
+        return [pid for pid in process_tree(self.pid, threads) if pid not in self.exclude]
 
     def _run(self) -> None:
         while not self._stop.wait(self.period):
@@ -125,11 +134,11 @@ class KernelWatch:
         # its process group first (jupyter_client starts a kernel as a session leader, and a fork
         # still in flight is in that group too); then every process of the tree
         try:
-            if os.getpgid(self.pid) == self.pid:
-                os.killpg(self.pid, signal.SIGKILL)
+            if self.group is not None and os.getpgid(self.group) == self.group:
+                os.killpg(self.group, signal.SIGKILL)
         except OSError:
             pass
-        for pid in process_tree(self.pid):
+        for pid in self.tree():
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:

@@ -37,11 +37,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
 
-from bertlab.grader import layout
+from bertlab.grader import layout, warm_kernel
 from bertlab.grader.kernel_limits import KernelWatch, caps
 
 ENV_VAR = "BERTLAB_SANDBOX"  # "on" (default: sandbox if bwrap exists), "require", or "off"
@@ -112,7 +113,11 @@ def sandbox_command(cmd: list[str], *, writable: Path, readable: list[Path], hid
     # Own PID namespace: the kernel can't see or signal the grader (or anything else). ipykernel
     # would take its new parent (PID 1) for a dead grader and quit: it is not told the grader's
     # PID; --die-with-parent ends it with bwrap instead.
-    args = [bwrap, "--unshare-pid", "--unshare-net", "--unsetenv", "JPY_PARENT_PID",
+    # No capabilities: a grader run as root would otherwise hand its kernels CAP_SYS_ADMIN, and
+    # a kernel could remount the course read-write. Its own IPC namespace (no System V shared memory
+    # with the grader's machine).
+    args = [bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--cap-drop", "ALL",
+            "--unsetenv", "JPY_PARENT_PID",
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     if sockets is not None:
         args += ["--bind", str(sockets), str(sockets)]
@@ -140,16 +145,71 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     _socket_dir: Path | None = None
     watch: KernelWatch | None = None  # the memory and process caps (bertlab.grader.kernel_limits)
+    _warm: warm_kernel.Zygote | None = None  # the zygote this kernel is forked from, if it is warm
+    _cold_cmd: list[str] | None = None  # the same kernel started cold, if the warm start fails
 
     async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
         await super()._async_launch_kernel(kernel_cmd, **kw)
         memory, processes, threads = caps()
+        if self._warm is not None:
+            pid = await self._warm_kernel_pid()
+            if pid is not None:  # watch the whole sandbox but the zygote and its init
+                zygote = self._warm
+                self.watch = KernelWatch(zygote.init_pid, memory, processes, threads=threads,
+                                         exclude=(zygote.init_pid, zygote.pid), group=pid).start()
+                return
+            self.log.warning("The warm kernel did not start: starting this one cold")
+            await self.provisioner.kill()
+            await self.provisioner.wait()
+            self._release_zygote()
+            await super()._async_launch_kernel(self._cold_cmd, **kw)
         pid = getattr(self.provisioner, "pid", None)
         if pid is not None:
             self.watch = KernelWatch(pid, memory, processes, threads=threads).start()
 
+    async def _warm_kernel_pid(self, timeout: float = 60) -> int | None:
+        """The forked kernel's PID, which the stub writes once the zygote has forked it; None if
+        the stub ends first or nothing comes in ``timeout`` seconds."""
+        import asyncio
+
+        written = self._socket_dir / "kernel.pid"
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if written.is_file():
+                return int(written.read_text())
+            if await self.provisioner.poll() is not None:
+                return None
+            await asyncio.sleep(0.01)
+        return None
+
+    def _release_zygote(self) -> None:
+        """The kernel is over: nothing it started may live on in the zygote's sandbox."""
+        zygote, self._warm = self._warm, None
+        if zygote is None:
+            return
+        if zygote.clear():
+            zygote.busy = False
+        else:  # something would not die: that zygote serves no one else
+            self.log.warning("A warm kernel's processes would not end: its zygote is stopped")
+            zygote.stop()
+
+    def _course_root(self) -> Path | None:
+        course = self.config.CourseDirectory if "CourseDirectory" in self.config else {}
+        root = course["root"] if "root" in course and isinstance(course["root"], str) else None
+        return Path(root) if root else None
+
     async def _async_pre_start_kernel(self, **kw):
-        if self._socket_dir is None:
+        """IPC sockets in a folder of the kernel's own; a warm kernel's folder lies in its zygote's."""
+        self._warm = None
+        warm = (mode() != "off" and why_unavailable() is None
+                and list(getattr(self.kernel_spec, "argv", [])[1:3]) == ["-m", "ipykernel_launcher"])
+        zygote = warm_kernel.zygote_for(hidden_folders(self._course_root()), self.log) if warm else None
+        if zygote is not None:
+            zygote.busy, self._warm = True, zygote
+            if self._socket_dir is not None:
+                shutil.rmtree(self._socket_dir, ignore_errors=True)
+            self._socket_dir = zygote.new_slot()
+        elif self._socket_dir is None:
             self._socket_dir = Path(tempfile.mkdtemp(prefix="bertlab-kernel-"))
         self.transport, self.ip = "ipc", str(self._socket_dir / "k")
         return await super()._async_pre_start_kernel(**kw)
@@ -157,10 +217,15 @@ class SandboxedKernelManager(AsyncKernelManager):
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
         if self.watch is not None:
             self.watch.stop()
+        self._release_zygote()
         await super()._async_cleanup_resources(restart=restart)
         if not restart and self._socket_dir is not None:
             shutil.rmtree(self._socket_dir, ignore_errors=True)
             self._socket_dir = None
+
+    # AsyncKernelManager binds cleanup_resources to the base class's coroutine, and nbclient calls it
+    # (not shutdown_kernel) after a kernel died: without this, that path skipped the override.
+    cleanup_resources = _async_cleanup_resources
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         cmd = super().format_kernel_cmd(extra_arguments)
@@ -174,9 +239,20 @@ class SandboxedKernelManager(AsyncKernelManager):
                              "Grade where bubblewrap works, or in a throwaway container.", problem)
             return cmd
         cwd = Path((self._launch_args or {}).get("cwd") or os.getcwd()).resolve()
-        course = self.config.CourseDirectory if "CourseDirectory" in self.config else {}
-        root = course["root"] if "root" in course and isinstance(course["root"], str) else None
         readable = [PACKAGE, Path(self.connection_file).resolve(), Path(sys.prefix).resolve()]
-        return sandbox_command(cmd, writable=cwd, readable=readable,
-                               hidden=hidden_folders(Path(root) if root else None), bwrap=bwrap_path(),
-                               sockets=self._socket_dir)
+        cold = sandbox_command(cmd, writable=cwd, readable=readable, hidden=hidden_folders(self._course_root()),
+                               bwrap=bwrap_path(), sockets=self._socket_dir)
+        if self._warm is None:
+            return cold
+        if cmd[1:3] != ["-m", "ipykernel_launcher"] or "-f" not in cmd \
+                or Path(cmd[0]).resolve() != Path(sys.executable).resolve():
+            self._release_zygote()  # not the kernel the zygote has warmed
+            return cold
+        # The kernel works in a copy of its folder (the zygote's sandbox cannot see the course's);
+        # jupyter_client starts the stub, which has the zygote fork the kernel.
+        if not warm_kernel.copy_folder(cwd, self._socket_dir / "work"):
+            self._release_zygote()  # a folder too big to copy for each kernel (a submission is small)
+            return cold
+        self._cold_cmd = cold
+        return [sys.executable, "-m", "bertlab.grader.warm_kernel", "stub", "--control", str(self._warm.control),
+                "--slot", str(self._socket_dir), "--init-pid", str(self._warm.init_pid), "--", *cmd]

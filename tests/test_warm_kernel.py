@@ -1,0 +1,117 @@
+"""Warm kernels (``bertlab.grader.warm_kernel``): forked from one zygote that imported torch and
+transformers once, each still a kernel of its own, and nothing one kernel leaves meets the next.
+
+``tests/test_hostile.py`` grades a submission that leaves a daemon rewriting an IPython startup
+file and asks the zygote for a kernel of its own; these tests check the parts quickly."""
+
+import asyncio
+import socket
+
+import pytest
+from traitlets.config import Config
+
+from bertlab.grader import kernel_sandbox, warm_kernel
+from test_kernel_sandbox import needs_bwrap
+
+# Left behind by the first kernel: a file in /tmp and in /dev/shm, and a detached daemon.
+LEAVE_THINGS = '''
+import os, time
+open("/tmp/planted", "w").write("x")
+open("/dev/shm/planted", "w").write("x")
+middle = os.fork()
+if middle == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(600)
+    os._exit(0)
+os.waitpid(middle, 0)
+print(len([p for p in os.listdir("/proc") if p.isdigit()]))
+'''
+
+LOOK = '''
+import os, sys
+print("torch" in sys.modules, open("data.txt").read(), os.path.exists("/tmp/planted"),
+      os.path.exists("/dev/shm/planted"), len([p for p in os.listdir("/proc") if p.isdigit()]))
+'''
+
+
+async def run(kc, code: str) -> str:
+    msg_id, texts = kc.execute(code), []
+    while True:
+        msg = await kc._async_get_iopub_msg(timeout=60)
+        if msg["msg_type"] == "stream":
+            texts.append(msg["content"]["text"])
+        elif msg["msg_type"] == "error":
+            texts.append(msg["content"]["ename"])
+        elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle" \
+                and msg["parent_header"].get("msg_id") == msg_id:
+            return "".join(texts).strip()
+
+
+def test_warm_kernels_start_imported_and_leave_nothing_behind(tmp_path, monkeypatch):
+    needs_bwrap()
+    monkeypatch.setenv(warm_kernel.ENV_VAR, "on")
+
+    async def kernel(n: int, code: str):
+        work = tmp_path / f"student{n}"
+        work.mkdir()
+        (work / "data.txt").write_text(f"data{n}")
+        km = kernel_sandbox.SandboxedKernelManager(config=Config())
+        await km.start_kernel(cwd=str(work))
+        kc = km.client()
+        kc.start_channels()
+        try:
+            await kc.wait_for_ready(timeout=120)
+            warm, zygote = km._warm is not None, km._warm
+            out = await run(kc, code)
+        finally:
+            kc.stop_channels()
+            await km.shutdown_kernel(now=True)
+        return warm, zygote, out
+
+    warm1, zygote, first = asyncio.run(kernel(1, LEAVE_THINGS + LOOK))
+    assert warm1 and first.splitlines() == ["4", "True data1 True True 4"], first  # init, zygote, kernel, daemon
+    assert not zygote.busy and zygote.others() == [], "the first kernel's daemon outlived it"
+    warm2, same, second = asyncio.run(kernel(2, LOOK))
+    assert warm2 and same is zygote
+    assert second == "True data2 False False 3", f"the second kernel met what the first left: {second}"
+
+
+def test_warm_kernels_can_be_turned_off(tmp_path, monkeypatch):
+    needs_bwrap()
+    monkeypatch.setenv(warm_kernel.ENV_VAR, "off")
+    km = kernel_sandbox.SandboxedKernelManager(config=Config())
+
+    async def start():
+        await km.start_kernel(cwd=str(tmp_path))
+        try:
+            return km._warm, km.format_kernel_cmd()
+        finally:
+            await km.shutdown_kernel(now=True)
+
+    zygote, cmd = asyncio.run(start())
+    assert zygote is None and "bertlab.grader.warm_kernel" not in cmd and "bwrap" in " ".join(cmd)
+
+
+def test_the_zygote_serves_only_processes_outside_its_sandbox():
+    inside, other = socket.socketpair(socket.AF_UNIX)  # a peer in this PID namespace, as a kernel is
+    with inside, other:
+        assert not warm_kernel._from_outside(inside)
+
+
+def test_a_kernels_folder_is_copied_only_when_small(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "nb.ipynb").write_text("{}")
+    assert warm_kernel.copy_folder(tmp_path / "src", tmp_path / "copy")
+    assert (tmp_path / "copy" / "nb.ipynb").read_text() == "{}"
+    assert not warm_kernel.copy_folder(tmp_path, tmp_path / "inside")  # the target inside the source
+    assert not warm_kernel.copy_folder(tmp_path / "src", tmp_path / "big", max_bytes=1)
+    assert not (tmp_path / "big").exists()
+    with pytest.raises(ValueError, match="BERTLAB_WARM_KERNEL"):
+        import os
+
+        os.environ[warm_kernel.ENV_VAR] = "maybe"
+        try:
+            warm_kernel.enabled()
+        finally:
+            del os.environ[warm_kernel.ENV_VAR]
