@@ -49,21 +49,24 @@ book: install
 
 ## Tests -------------------------------------------------------------------------------------
 
-# Unit tests and assignment round trips, then the strict book build, then the checks that read
+# Unit tests and assignment round trips beside the strict book build, then the checks that read
 # the built site (no solution or hidden-test line may be published).
-# Two pytest processes at once (the machine's two cores): the later assignments' round trips
-# (SECOND_TESTS, a pytest -k expression) beside everything else; each round trip stays whole in one
-# process; the grader's cluster tests run there too. SECOND_TESTS= (empty) runs one process. Each
-# process lists its slowest tests (--durations).
+# Three processes at once on the machine's two cores: the book build (its log in _build/book.log,
+# printed after it), the later assignments' round trips (SECOND_TESTS, a pytest -k expression;
+# each round trip stays whole in one process; the grader's cluster tests run there too), and
+# everything else. SECOND_TESTS= (empty) runs one pytest process. Each pytest process lists its
+# slowest tests (--durations).
 SECOND_TESTS ?= ps05 or ps06 or ps07 or ps08 or cluster
 test: install
 	@mkdir -p _build
-	@if [ -z "$(SECOND_TESTS)" ]; then $(BIN)/python -m pytest -q -m "not site"; else \
+	@$(MAKE) --no-print-directory book > _build/book.log 2>&1 & book=$$!; \
+	if [ -z "$(SECOND_TESTS)" ]; then $(BIN)/python -m pytest -q --durations=15 -m "not site"; tests=$$?; else \
 	  $(BIN)/python -m pytest -q -p no:cacheprovider --durations=15 -m "not site" -k "$(SECOND_TESTS)" > _build/pytest-second.log 2>&1 & second=$$!; \
 	  $(BIN)/python -m pytest -q --durations=15 -m "not site" -k "not ($(SECOND_TESTS))"; first=$$?; \
 	  wait $$second; second_rc=$$?; echo "--- the second pytest process (-k '$(SECOND_TESTS)'):"; \
-	  cat _build/pytest-second.log; [ $$first -eq 0 ] && [ $$second_rc -eq 0 ]; fi
-	$(MAKE) book
+	  cat _build/pytest-second.log; tests=$$(( first || second_rc )); fi; \
+	wait $$book; book_rc=$$?; echo "--- make book (exit status $$book_rc):"; cat _build/book.log; \
+	[ $$tests -eq 0 ] && [ $$book_rc -eq 0 ]
 	$(BIN)/python -m pytest -q -m site
 
 ## Exercises (students) ----------------------------------------------------------------------

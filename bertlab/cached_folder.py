@@ -46,6 +46,8 @@ def build_once(final: Path, build: Callable[[Path], None], **marker) -> str:
         build(tmp)
         sizes = {f.name: f.stat().st_size for f in tmp.iterdir()}
         (tmp / MARKER).write_text(json.dumps({**marker, "sizes": sizes}))
+        if is_intact(final, **marker):  # another process finished first (and may be reading it): keep its
+            return str(final)
         if final.exists():  # an invalid leftover: replace it
             shutil.rmtree(final, ignore_errors=True)
         try:
