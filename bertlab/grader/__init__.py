@@ -10,7 +10,8 @@ Its parts, one idea each:
   (sandboxed, fingerprinted, capped; a dead kernel costs the cells from that point);
 - :mod:`~bertlab.grader.kernel_sandbox` (bubblewrap, no network), :mod:`~bertlab.grader.kernel_limits`
   (memory and process caps), :mod:`~bertlab.grader.kernel_guard` (the fingerprint; it runs inside
-  the student's kernel, so it imports the standard library only);
+  the student's kernel, so it imports the standard library only), :mod:`~bertlab.grader.warm_kernel`
+  (kernels forked from one process that imported torch and transformers once);
 - :mod:`~bertlab.grader.feedback_redaction`: no hidden test in the feedback;
 - :mod:`~bertlab.grader.collect`, :mod:`~bertlab.grader.grade_report`, :mod:`~bertlab.grader.export`:
   submissions in, the per-student table, CSV out;
