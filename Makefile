@@ -56,7 +56,10 @@ book: install
 # each round trip stays whole in one process; the grader's cluster tests run there too), and
 # everything else. SECOND_TESTS= (empty) runs one pytest process. Each pytest process lists its
 # slowest tests (--durations).
+# One thread per process (torch's and OpenMP's default is one per core): three processes on two
+# cores would otherwise oversubscribe them, and a training page then runs three times slower.
 SECOND_TESTS ?= ps05 or ps06 or ps07 or ps08 or cluster
+test: export OMP_NUM_THREADS := 1
 test: install
 	@mkdir -p _build
 	@$(MAKE) --no-print-directory book > _build/book.log 2>&1 & book=$$!; \

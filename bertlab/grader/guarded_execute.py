@@ -76,7 +76,8 @@ class GuardedExecute(Execute):
         "so one 100 MB line passed it). Errors are always kept, cut to 10 kB, so a failed test fails."))
 
     notebook_timeout = Integer(600, config=True, help=(
-        "Seconds one notebook may run in all (its wall clock; 0: no limit). At that point its kernel "
+        "Seconds one notebook may run in all, counted once its kernel is up (its wall clock; 0: no "
+        "limit). At that point its kernel "
         "is stopped: the cell running and every later one score 0, the cells before keep their scores. "
         "A single cell's limit is `timeout` (it is interrupted, and the notebook goes on)."))
 
@@ -89,7 +90,8 @@ class GuardedExecute(Execute):
         self._died_in = None  # the index of the cell the kernel died in
         self._stopped_because = None  # why the grader stopped the kernel, when it did
         self._output_bytes, self._output_cut = 0, False
-        self._deadline = time.monotonic() + self.notebook_timeout if self.notebook_timeout else None
+        self._deadline = None  # set once its kernel is up: starting the kernel (and, for the first
+        # notebook a grader process grades, the warm-kernel zygote) is the grader's time, not the notebook's
         if GuardedExecute._library is None:
             GuardedExecute._library = oracle_origins(import_missing=True)
             _prepare_model()
@@ -203,6 +205,8 @@ class GuardedExecute(Execute):
 
     def _preprocess_cell(self, cell, resources, index):
         if self._baseline is None:  # a fresh kernel, before any cell of the notebook runs
+            if self.notebook_timeout:
+                self._deadline = time.monotonic() + self.notebook_timeout
             self._baseline, why = self._fingerprint()
             if self._baseline is None:
                 raise RuntimeError(f"the grader could not fingerprint a fresh kernel: {why}")
