@@ -14,6 +14,20 @@ import pytest
 from bertlab.grader import kernel_sandbox
 
 
+async def run(kc, code: str) -> str:
+    """Run ``code`` in a kernel (a client ``kc``); its printed text and error names, stripped."""
+    msg_id, texts = kc.execute(code), []
+    while True:
+        msg = await kc._async_get_iopub_msg(timeout=60)
+        if msg["msg_type"] == "stream":
+            texts.append(msg["content"]["text"])
+        elif msg["msg_type"] == "error":
+            texts.append(msg["content"]["ename"])
+        elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle" \
+                and msg["parent_header"].get("msg_id") == msg_id:
+            return "".join(texts).strip()
+
+
 def needs_bwrap():
     problem = kernel_sandbox.why_unavailable()
     if problem:
@@ -127,18 +141,6 @@ def test_a_sandboxed_kernel_runs_is_interrupted_and_cannot_signal_the_grader(tmp
     port = server.getsockname()[1]
 
     from traitlets.config import Config
-
-    async def run(kc, code: str) -> str:
-        msg_id, texts = kc.execute(code), []
-        while True:
-            msg = await kc._async_get_iopub_msg(timeout=60)
-            if msg["msg_type"] == "stream":
-                texts.append(msg["content"]["text"])
-            elif msg["msg_type"] == "error":
-                texts.append(msg["content"]["ename"])
-            elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle" \
-                    and msg["parent_header"].get("msg_id") == msg_id:
-                return "".join(texts).strip()
 
     async def session():
         km = kernel_sandbox.SandboxedKernelManager(config=Config())

@@ -11,7 +11,7 @@ import pytest
 from traitlets.config import Config
 
 from bertlab.grader import kernel_sandbox, warm_kernel
-from test_kernel_sandbox import needs_bwrap
+from test_kernel_sandbox import needs_bwrap, run
 
 # Left behind by the first kernel: a file in /tmp and in /dev/shm, and a detached daemon.
 LEAVE_THINGS = '''
@@ -33,19 +33,6 @@ import os, sys
 print("torch" in sys.modules, open("data.txt").read(), os.path.exists("/tmp/planted"),
       os.path.exists("/dev/shm/planted"), len([p for p in os.listdir("/proc") if p.isdigit()]))
 '''
-
-
-async def run(kc, code: str) -> str:
-    msg_id, texts = kc.execute(code), []
-    while True:
-        msg = await kc._async_get_iopub_msg(timeout=60)
-        if msg["msg_type"] == "stream":
-            texts.append(msg["content"]["text"])
-        elif msg["msg_type"] == "error":
-            texts.append(msg["content"]["ename"])
-        elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle" \
-                and msg["parent_header"].get("msg_id") == msg_id:
-            return "".join(texts).strip()
 
 
 def test_warm_kernels_start_imported_and_leave_nothing_behind(tmp_path, monkeypatch):

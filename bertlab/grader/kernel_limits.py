@@ -65,6 +65,15 @@ def process_tree(root: int, threads: dict[int, int] | None = None) -> list[int]:
     return tree
 
 
+def kill_all(pids: list[int]) -> None:
+    """SIGKILL every process in ``pids``; one already gone is skipped."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
 def resident_bytes(pids: list[int]) -> int:
     total = 0
     for pid in pids:
@@ -138,8 +147,4 @@ class KernelWatch:
                 os.killpg(self.group, signal.SIGKILL)
         except OSError:
             pass
-        for pid in self.tree():
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+        kill_all(self.tree())

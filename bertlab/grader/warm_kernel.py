@@ -49,6 +49,8 @@ import sys
 import time
 from pathlib import Path
 
+from bertlab.grader.kernel_limits import kill_all, process_tree
+
 ENV_VAR = "BERTLAB_WARM_KERNEL"  # "on" (the default) or "off"
 READY = "bertlab-warm-kernel-ready"
 
@@ -159,8 +161,6 @@ def ns_pids(pid: int) -> list[int]:
 
 def outer_pid(init_pid: int, inner: int) -> int | None:
     """The PID, seen from here, of the process that is ``inner`` in the sandbox led by ``init_pid``."""
-    from bertlab.grader.kernel_limits import process_tree
-
     for pid in process_tree(init_pid):
         found = ns_pids(pid)
         if len(found) > 1 and found[-1] == inner:
@@ -185,12 +185,16 @@ def _kill_others() -> None:
                     left.append(int(entry))
         if not left:
             return
-        for pid in left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+        kill_all(left)
         time.sleep(0.02)
+
+
+def _kill_group(pid: int) -> None:
+    """SIGKILL a kernel's process group (its PID leads it); a group already gone is skipped."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
 
 
 def _empty(folder: str, keep: set[str]) -> None:
@@ -297,7 +301,7 @@ def _serve_one(conn: socket.socket, listener: socket.socket, lifeline: int, scra
     try:
         _send(conn, {"pid": pid})
     except OSError:
-        os.killpg(pid, signal.SIGKILL)
+        _kill_group(pid)
     pidfd = os.pidfd_open(pid)
     watch = selectors.DefaultSelector()
     watch.register(pidfd, selectors.EVENT_READ, "kernel")
@@ -315,17 +319,11 @@ def _serve_one(conn: socket.socket, listener: socket.socket, lifeline: int, scra
                     data = b""
                 if not data:  # the stub is gone (killed): so is its kernel
                     watch.unregister(conn)
-                    try:
-                        os.killpg(pid, signal.SIGKILL)
-                    except OSError:
-                        pass
+                    _kill_group(pid)
             elif key.data == "grader" and not os.read(lifeline, 1):
                 gone = True
                 watch.unregister(lifeline)
-                try:
-                    os.killpg(pid, signal.SIGKILL)
-                except OSError:
-                    pass
+                _kill_group(pid)
     watch.close()
     os.close(pidfd)
     _clean(scratch)
@@ -451,8 +449,6 @@ class Zygote:
 
     def _sandbox_pids(self) -> tuple[int | None, int | None]:
         """(the sandbox's init, the zygote), as PIDs seen from here."""
-        from bertlab.grader.kernel_limits import process_tree
-
         init = zygote = None
         for pid in process_tree(self.process.pid):
             found = ns_pids(pid)
@@ -473,8 +469,6 @@ class Zygote:
 
     def others(self) -> list[int]:
         """Every process in the sandbox but its init and the zygote: the kernel and what it started."""
-        from bertlab.grader.kernel_limits import process_tree
-
         return [p for p in process_tree(self.init_pid) if p not in (self.init_pid, self.pid)]
 
     def clear(self, timeout: float = 10) -> bool:
@@ -486,11 +480,7 @@ class Zygote:
                 return True
             if time.monotonic() > deadline:
                 return False
-            for pid in left:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
+            kill_all(left)
             time.sleep(0.02)
 
     def stop(self) -> None:
