@@ -156,12 +156,15 @@ checkpoint: install
 ## BERT2BERT (Chapter 7): the course checkpoint given a decoder, fine-tuned on the definitions task
 
 # Seq2SeqTrainer on the shipped pairs (bertlab/bert2bert/data), encoder frozen; exports the decoder
-# into bertlab/bert2bert/weights, then scores it on the held-out pairs (evaluation.json there).
-# Resumable: run it again and training goes on from the last checkpoint in runs/bert2bert.
+# into bertlab/bert2bert/weights; then BERTShare (one set of weights for both halves) the same way,
+# exported into runs/bertshare/weights and not shipped; then scores both on the held-out pairs
+# (evaluation.json in bertlab/bert2bert/weights). Resumable: run it again and training goes on
+# from the last checkpoint in runs/bert2bert and runs/bertshare.
 BERT2BERT_STEPS ?= 1500
 bert2bert: install
 	$(BIN)/python -m bertlab.bert2bert.train --out runs/bert2bert --max-steps $(BERT2BERT_STEPS)
-	$(BIN)/python -m bertlab.bert2bert.evaluate
+	$(BIN)/python -m bertlab.bert2bert.train --share --out runs/bertshare --max-steps $(BERT2BERT_STEPS)
+	$(BIN)/python -m bertlab.bert2bert.evaluate --bertshare runs/bertshare/weights
 
 ## Measurements ------------------------------------------------------------------------------
 

@@ -156,3 +156,26 @@ def test_bertshare_shares_every_decoder_weight_but_cross_attention(tokenizer):
     assert cross > 0
     ids = torch.tensor([[101, 2000, 2001, 102]])
     assert model(input_ids=ids, decoder_input_ids=ids).logits.shape == (1, 4, 30522)
+
+
+def test_bertshare_trains_saves_and_loads_back_as_one_set_of_weights(tokenizer, tmp_path):
+    from bertlab.bert2bert.model import freeze_word_embeddings, trainable_names
+    from bertlab.bert2bert.train import export
+
+    model = warm_start(checkpoint_path(), tokenizer, tie=True)
+    trainable = freeze_word_embeddings(model)
+    names = trainable_names(model)
+    assert trainable == sum(model.state_dict()[k].numel() for k in names)
+    assert not any(k.startswith("decoder.bert.encoder.layer.0.attention.") for k in names), "shared: once"
+    assert any(".crossattention." in k for k in names) and "encoder.encoder.layer.0.output.dense.weight" in names
+    model.save_pretrained(tmp_path / "saved")  # declared ties: each shared tensor stored once, no refusal
+    with torch.no_grad():
+        model.encoder.encoder.layer[0].output.dense.bias.add_(1.0)  # "training" moves a shared tensor
+    (tmp_path / "curve.jsonl").write_text(json.dumps({"step": 1, "loss": 1.0}) + "\n")
+    weights = export(model, tmp_path, {"max_steps": 1}, tmp_path / "weights", share=True)
+    record = embedded.manifest(weights)
+    assert record["shared"] and record["bertlab_name"] == "bertlab-bertshare-definitions"
+    loaded, _ = embedded.load_trained(weights, record)
+    bias = loaded.encoder.encoder.layer[0].output.dense.bias
+    assert bias is loaded.decoder.bert.encoder.layer[0].output.dense.bias, "the halves share it again"
+    assert torch.allclose(bias, model.encoder.encoder.layer[0].output.dense.bias.half().float())

@@ -42,25 +42,38 @@ def manifest(weights_dir: Path | None = None) -> dict:
     return record
 
 
-def assemble(weights_dir: Path, dest: Path, record: dict) -> None:
-    """Warm start + shipped tensors -> ``save_pretrained`` into the (new) folder ``dest``."""
+def load_trained(weights_dir: Path, record: dict):
+    """Warm start + exported tensors: the trained model, and the course checkpoint's tokenizer.
+
+    ``record["shared"]`` (BERTShare, ``make bert2bert``'s second run) ties the halves first, so
+    each shared tensor, exported once under the encoder's name, fills both.
+    """
     from safetensors.torch import load_file
     from transformers import AutoTokenizer
 
-    from bertlab.bert2bert.model import trained_names, warm_start
+    from bertlab.bert2bert.model import freeze_word_embeddings, trainable_names, trained_names, warm_start
     from bertlab.checkpoint.embedded import checkpoint_path
 
     path = checkpoint_path()  # the weights were trained on the course checkpoint, whatever BERTLAB_MODEL says
     tokenizer = AutoTokenizer.from_pretrained(path)
-    model = warm_start(path, tokenizer)
+    shared = bool(record.get("shared"))
+    model = warm_start(path, tokenizer, tie=shared)
+    if shared:
+        freeze_word_embeddings(model)
     shipped = load_file(Path(weights_dir) / record["weights_file"])
-    missing = set(trained_names(model)) - set(shipped)
+    missing = set(trainable_names(model) if shared else trained_names(model)) - set(shipped)
     if missing:
-        raise DamagedCheckpointError(f"bertlab: {weights_dir} lacks {len(missing)} decoder tensors "
+        raise DamagedCheckpointError(f"bertlab: {weights_dir} lacks {len(missing)} trained tensors "
                                      f"(e.g. {sorted(missing)[0]}); retrain with `make bert2bert`")
     state = model.state_dict()
     model.load_state_dict({k: v.to(state[k].dtype) for k, v in shipped.items()}, strict=False)
     model.config.bertlab_name = record["bertlab_name"]
+    return model, tokenizer
+
+
+def assemble(weights_dir: Path, dest: Path, record: dict) -> None:
+    """Warm start + shipped tensors -> ``save_pretrained`` into the (new) folder ``dest``."""
+    model, tokenizer = load_trained(weights_dir, record)
     with quiet_hub_bars():
         model.save_pretrained(dest)
         tokenizer.save_pretrained(dest)

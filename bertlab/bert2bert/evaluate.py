@@ -1,12 +1,13 @@
 """Score BERT2BERT on the held-out definitions; ``make bert2bert`` runs it after training.
 
-Four writers on the same held-out sample (:func:`bertlab.bert2bert.scores.held_out_sample`):
+Five writers on the same held-out sample (:func:`bertlab.bert2bert.scores.held_out_sample`):
 the untrained BERT2BERT (warm-started, cross-attention random), the fine-tuned one with greedy
-search and with beam search, and the course's decoder (SmolLM2-135M-Instruct, Chapter 6)
-shown three training pairs as examples. Writes ``weights/evaluation.json``, which Chapter 7
-reads and re-checks on a subset in its own run.
+search and with beam search, BERTShare (one set of weights for both halves, trained by
+``make bert2bert``'s second run, greedy), and the course's decoder (SmolLM2-135M-Instruct,
+Chapter 6) shown three training pairs as examples. Writes ``weights/evaluation.json``, which
+Chapter 7 reads and re-checks on a subset in its own run.
 
-    python -m bertlab.bert2bert.evaluate [--n 300]
+    python -m bertlab.bert2bert.evaluate [--n 300] [--bertshare runs/bertshare/weights]
 """
 
 from __future__ import annotations
@@ -38,10 +39,23 @@ def decoder_definitions(rows: list[dict]) -> list[str]:
     return generate_answers(decoder, tokenizer, [few_shot_conversation(r, examples) for r in rows], max_new_tokens=24)
 
 
+def bertshare(weights_dir: Path):
+    """BERTShare as ``python -m bertlab.bert2bert.train --share`` exported it, and its manifest."""
+    from bertlab.bert2bert.embedded import load_trained, manifest
+
+    if not (weights_dir / "manifest.json").is_file():
+        raise SystemExit(f"bertlab: no trained BERTShare in {weights_dir}; train it with "
+                         f"`python -m bertlab.bert2bert.train --share --out {weights_dir.parent}` (or `make bert2bert`)")
+    record = manifest(weights_dir)
+    return load_trained(weights_dir, record)[0], record
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=300, help="held-out pairs to score")
     ap.add_argument("--out", type=Path, default=WEIGHTS_DIR / "evaluation.json")
+    ap.add_argument("--bertshare", type=Path, default=Path("runs/bertshare/weights"),
+                    help="BERTShare's exported weights (train --share writes them)")
     args = ap.parse_args(argv)
 
     from transformers import AutoTokenizer, EncoderDecoderModel
@@ -53,10 +67,12 @@ def main(argv=None) -> None:
     references = [r["definition"] for r in rows]
     tokenizer = AutoTokenizer.from_pretrained(checkpoint_path())
     trained = EncoderDecoderModel.from_pretrained(bert2bert_path())
+    shared, shared_record = bertshare(args.bertshare)
     writers = {
         "untrained": lambda: write_definitions(warm_start(checkpoint_path(), tokenizer), tokenizer, rows, **GREEDY),
         "fine-tuned, greedy": lambda: write_definitions(trained, tokenizer, rows, **GREEDY),
         "fine-tuned, beam 4": lambda: write_definitions(trained, tokenizer, rows, **BEAM),
+        "BERTShare, greedy": lambda: write_definitions(shared, tokenizer, rows, **GREEDY),
         f"decoder, {N_SHOTS} examples": lambda: decoder_definitions(rows),
     }
     results = {}
@@ -66,7 +82,12 @@ def main(argv=None) -> None:
         results[name] = {**rouge(written, references), "seconds": time.perf_counter() - start,
                          "written": written}
         print(f"{name:24} " + "  ".join(f"{k} {v:5.1f}" for k, v in results[name].items() if k != "written"))
-    record = {"n": args.n, "synsets": [r["synset"] for r in rows], "beam": BEAM, "results": results}
+    bertshare_run = {"parameters": sum(p.numel() for p in shared.parameters()),  # a shared tensor once
+                     "trained_parameters": shared_record["trained_parameters"],
+                     "settings": shared_record["settings"], "hardware": shared_record["hardware"],
+                     "sha256": shared_record["sha256"], "final_loss": shared_record["curve"][-1]["loss"]}
+    record = {"n": args.n, "synsets": [r["synset"] for r in rows], "beam": BEAM, "results": results,
+              "bertshare": bertshare_run}
     args.out.write_text(json.dumps(record, indent=1) + "\n")
     print("wrote", args.out)
 

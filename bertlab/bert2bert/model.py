@@ -49,9 +49,12 @@ def share_halves(model) -> int:
     feed-forward weights become the encoder's own ``Parameter`` objects, so one tensor serves
     both halves and trains for both; only the cross-attention and the decoder's head stay the
     decoder's. Parameters are shared, not modules: a decoder layer keeps its causal mask and its
-    cache index. Returns the number of parameters now shared."""
+    cache index. The ties are declared in the model's ``_tied_weights_keys`` (decoder name ->
+    encoder name), so ``save_pretrained`` and the Trainer's checkpoints store each shared tensor
+    once instead of refusing to save. Returns the number of parameters now shared."""
     encoder, decoder = model.encoder, model.decoder.bert
     shared = 0
+    tied = dict(getattr(model, "_tied_weights_keys", None) or {})
     for name, parameter in encoder.named_parameters():
         module_name, _, attribute = name.rpartition(".")
         try:
@@ -60,10 +63,26 @@ def share_halves(model) -> int:
             continue
         if isinstance(getattr(target, attribute, None), torch.nn.Parameter):
             setattr(target, attribute, parameter)
+            tied[f"decoder.bert.{name}"] = f"encoder.{name}"
             shared += parameter.numel()
+    model._tied_weights_keys = tied
     # the output projection is tied to the (now shared) word embeddings
     model.decoder.cls.predictions.decoder.weight = encoder.embeddings.word_embeddings.weight
     return shared
+
+
+def freeze_word_embeddings(model) -> int:
+    """BERTShare's training: every weight trains but the word embeddings, which both halves read
+    and the decoder's output projection is tied to (as :func:`freeze_encoder` keeps them). Returns
+    the number of parameters left to train, a shared tensor counted once."""
+    model.decoder.get_input_embeddings().weight.requires_grad_(False)
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def trainable_names(model) -> list[str]:
+    """Names of the parameters that train, a shared tensor under its first (the encoder's) name:
+    what BERTShare's export holds."""
+    return [name for name, parameter in model.named_parameters() if parameter.requires_grad]
 
 
 def freeze_encoder(model) -> int:
