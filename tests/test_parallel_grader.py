@@ -268,3 +268,30 @@ def test_reruns_on_the_cluster_change_nothing_even_with_a_worker_killed_midway(o
             rows = book.db.query(SubmittedAssignment).count()
     assert {s: scores(remote, url, s) for s in before} == before
     assert rows == 3, "one submission row per graded student, however often graded"
+
+
+def test_a_submission_that_kills_every_worker_it_lands_on_is_reported_not_retried_for_ever(on_cluster, cluster):
+    """Dask retries a task whose worker died on another worker; once it has killed more than
+    ``allowed_failures`` workers the scheduler gives up (``KilledWorker``) and the grader reports
+    that student and goes on. A sandboxed submission cannot kill its worker, so the task here
+    does (``os._exit`` in the worker's own process) before grading anything."""
+    remote, url, _ = on_cluster
+    _, client = cluster
+
+    def kills_its_worker(bundle, assignment, student, files, timeout):
+        os._exit(1)
+
+    allowed = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.allowed_failures)
+    client.run_on_scheduler(lambda dask_scheduler: setattr(dask_scheduler, "allowed_failures", 1))
+    try:
+        with gradebook(url):
+            before = scores(remote, url, "ada")
+            outcomes = distributed.autograde(remote, ASSIGNMENT, client, students=["eve"], force=True,
+                                             progress=False, task=kills_its_worker)
+            after = scores(remote, url, "ada")
+    finally:
+        client.run_on_scheduler(lambda dask_scheduler: setattr(dask_scheduler, "allowed_failures", allowed))
+    assert [(o.student, o.success) for o in outcomes] == [("eve", False)]
+    assert "killed every worker it ran on" in outcomes[0].error and "not retried again" in outcomes[0].error
+    assert after == before, "nobody else's grades move"
+    client.wait_for_workers(2, timeout=120)  # the nannies restart the killed workers

@@ -144,9 +144,14 @@ def _write_graded(course: Path, assignment: str, student: str, files: dict[str, 
 
 
 def autograde(course: Path, assignment: str, scheduler, students: list[str] | None = None,
-              force: bool = False, progress: bool = True, timeout: float = TASK_TIMEOUT) -> list[Outcome]:
+              force: bool = False, progress: bool = True, timeout: float = TASK_TIMEOUT,
+              task=grade_task) -> list[Outcome]:
     """Grade the submissions of ``assignment`` on the Dask cluster at ``scheduler`` (an address,
-    or a ``distributed.Client``). The same choice of who to grade as the local grader."""
+    or a ``distributed.Client``). The same choice of who to grade as the local grader.
+
+    ``task`` is what each Dask task runs (:func:`grade_task`, with its arguments); the tests pass
+    one that kills its worker, which a sandboxed submission cannot do, to prove that such a
+    submission is reported once the scheduler gives up on it."""
     from distributed import Client, as_completed
     from distributed.scheduler import KilledWorker
 
@@ -162,7 +167,7 @@ def autograde(course: Path, assignment: str, scheduler, students: list[str] | No
         futures = {}
         for student in todo:
             key = f"bertlab-grade-{assignment}-{student}-{hashes[student][:16]}-{version}"
-            futures[client.submit(grade_task, bundle, assignment, student, submission_files(submitted[student]),
+            futures[client.submit(task, bundle, assignment, student, submission_files(submitted[student]),
                                   timeout, key=key, pure=False)] = student
         with tqdm(total=len(todo), desc=f"grading {assignment} on {client.scheduler.address}", unit="student",
                   disable=not progress) as bar:
