@@ -7,10 +7,13 @@
   with a message that names the concept; at least a third of the wrong ones pass every visible
   test and are caught only by the hidden tests (what hidden tests are for); every alternative
   correct implementation (``CORRECT``) scores full marks;
-- two hostile submissions score what their honest content deserves (the hostile suite's two
-  generic tricks, on every assignment; ``tests/test_hostile.py`` runs its whole list on ps00):
-  a kernel rigged to blank every later cell scores 0, and honest work whose kernel dies after
-  the first test keeps exactly the tests before;
+- four hostile submissions score what their honest content deserves (the hostile suite's
+  tricks that depend on an assignment's own tests, on every assignment; ``tests/test_hostile.py``
+  runs its whole list, the assignment-independent defences, on ps00): a kernel rigged to blank
+  every later cell scores 0; honest work whose kernel dies after the first test keeps exactly
+  the tests before; every graded function returning an object that claims to equal anything
+  (a plain object's ``==``, a tensor answering ``torch.equal`` / ``allclose`` / ``==`` itself)
+  scores 0, so every hidden test compares plain values;
 - the feedback HTML (of the stub, the solution and the hostile submissions) shows no
   hidden-test source line;
 - the grades export has one row per submission with the expected score;
@@ -20,6 +23,7 @@
 
 from __future__ import annotations
 
+import ast
 import csv
 import json
 import runpy
@@ -52,16 +56,65 @@ def is_test_cell(cell) -> bool:
     return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
 
 
+# What every graded function returns in the liars' submissions; {name} is the function's name.
+LIARS = {
+    "hostile-always-equal": """
+class AlwaysEqual:
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    __hash__ = object.__hash__
+
+
+def {name}(*args, **kwargs):
+    return AlwaysEqual()
+""",
+    "hostile-lying-tensor": """
+import torch
+
+
+class Agreeable(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func in (torch.equal, torch.Tensor.equal, torch.allclose, torch.Tensor.allclose):
+            return True
+        if func in (torch.Tensor.__eq__, torch.eq, torch.isclose, torch.Tensor.eq):
+            return torch.ones((), dtype=torch.bool)
+        return super().__torch_function__(func, types, args, kwargs or {{}})
+
+
+def {name}(*args, **kwargs):
+    return torch.zeros(1).as_subclass(Agreeable)
+""",
+}
+
+
+def graded_functions(notebook) -> dict[str, list[str]]:
+    """grade id of each solution cell -> the names of the functions it defines."""
+    found = {}
+    for cell in notebook.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("solution"):
+            found[meta["grade_id"]] = [n.name for n in ast.parse(cell.source).body if isinstance(n, ast.FunctionDef)]
+    return found
+
+
 def hostile_submissions(solution) -> tuple[dict, set]:
-    """The reference solution rigged two ways (student -> notebook), and the grade ids the
-    dying one keeps: every test cell up to the first one, where its kernel dies."""
+    """The reference solution rigged two ways, and the liars (student -> notebook); and the grade
+    ids the dying one keeps: every test cell up to the first one, where its kernel dies."""
     rigged = nbformat.from_dict(solution)
     rigged.cells.insert(1, nbformat.v4.new_code_cell("get_ipython().input_transformers_cleanup.append(lambda lines: [])"))
     dies = nbformat.from_dict(solution)
     first = next(i for i, c in enumerate(dies.cells) if is_test_cell(c))
     dies.cells.insert(first + 1, nbformat.v4.new_code_cell("import os\nos._exit(1)"))
     kept = {c.metadata["nbgrader"]["grade_id"] for c in dies.cells[:first + 1] if is_test_cell(c)}
-    return {"hostile-rigged-kernel": rigged, "hostile-dies-after-first-test": dies}, kept
+    liars = {student: grading.replace_solutions(solution, {
+        grade_id: "\n".join(template.format(name=name) for name in names)
+        for grade_id, names in graded_functions(solution).items()}) for student, template in LIARS.items()}
+    return {"hostile-rigged-kernel": rigged, "hostile-dies-after-first-test": dies, **liars}, kept
 
 
 def student_id(kind: str, name: str) -> str:
@@ -198,6 +251,10 @@ def test_hostile_submissions_score_what_their_honest_content_deserves(graded):
     scored = {k for k, c in dies.items() if c.score}
     assert scored == kept and all(dies[k].score == dies[k].max_score for k in kept), (
         f"{assignment}: a kernel that died after the first test kept {scored}, not {kept}")
+    for liar in LIARS:
+        fooled = {k: c.score for k, c in grading.scores(course, assignment, liar).items() if c.score}
+        assert not fooled, (f"{assignment}: {liar} (every function returns an object that claims to equal "
+                            f"anything) earned points in {fooled}: compare plain values in those tests")
 
 
 def test_feedback_hides_hidden_tests(graded):
@@ -216,7 +273,7 @@ def test_grades_export(graded):
     assignment, course, _, found = graded
     rows = [r for r in csv.DictReader((course / "autograder" / "grades.csv").open()) if r["assignment"] == assignment]
     by_student = {r["student_id"]: r for r in rows}
-    students = {"stub", "solution", "hostile-rigged-kernel", "hostile-dies-after-first-test"}
+    students = {"stub", "solution", "hostile-rigged-kernel", "hostile-dies-after-first-test", *LIARS}
     students |= {student_id(kind, name) for kind in ("WRONG", "CORRECT") for name in found[kind]}
     assert set(by_student) == students
     max_score = float(by_student["solution"]["max_score"])
