@@ -270,7 +270,7 @@ def test_reruns_on_the_cluster_change_nothing_even_with_a_worker_killed_midway(o
     assert rows == 3, "one submission row per graded student, however often graded"
 
 
-def test_a_submission_that_kills_every_worker_it_lands_on_is_reported_not_retried_for_ever(on_cluster, cluster):
+def test_a_submission_that_kills_every_cluster_worker_it_lands_on_is_reported_not_retried_for_ever(on_cluster, cluster):
     """Dask retries a task whose worker died on another worker; once it has killed more than
     ``allowed_failures`` workers the scheduler gives up (``KilledWorker``) and the grader reports
     that student and goes on. A sandboxed submission cannot kill its worker, so the task here
