@@ -13,7 +13,8 @@
   every later cell scores 0; honest work whose kernel dies after the first test keeps exactly
   the tests before; every graded function returning an object that claims to equal anything
   (a plain object's ``==``, a tensor answering ``torch.equal`` / ``allclose`` / ``==`` itself)
-  scores 0, so every hidden test compares plain values;
+  scores 0, so every hidden test compares plain values; and functions that print the test
+  cell calling them (the hidden tests' source) score 0, with none of it in their feedback;
 - the feedback HTML (of the stub, the solution and the hostile submissions) shows no
   hidden-test source line;
 - the grades export has one row per submission with the expected score;
@@ -92,6 +93,14 @@ def {name}(*args, **kwargs):
 }
 
 
+# Every graded function prints the cell that called it: a hidden test prints its own source.
+PRINTS_CALLER = """
+def {name}(*args, **kwargs):
+    print(get_ipython().user_ns["In"][-1])
+    raise NotImplementedError
+"""
+
+
 def graded_functions(notebook) -> dict[str, list[str]]:
     """grade id of each solution cell -> the names of the functions it defines."""
     found = {}
@@ -111,9 +120,10 @@ def hostile_submissions(solution) -> tuple[dict, set]:
     first = next(i for i, c in enumerate(dies.cells) if is_test_cell(c))
     dies.cells.insert(first + 1, nbformat.v4.new_code_cell("import os\nos._exit(1)"))
     kept = {c.metadata["nbgrader"]["grade_id"] for c in dies.cells[:first + 1] if is_test_cell(c)}
+    every_function = {**LIARS, "hostile-prints-calling-cell": PRINTS_CALLER}
     liars = {student: grading.replace_solutions(solution, {
         grade_id: "\n".join(template.format(name=name) for name in names)
-        for grade_id, names in graded_functions(solution).items()}) for student, template in LIARS.items()}
+        for grade_id, names in graded_functions(solution).items()}) for student, template in every_function.items()}
     return {"hostile-rigged-kernel": rigged, "hostile-dies-after-first-test": dies, **liars}, kept
 
 
@@ -255,6 +265,12 @@ def test_hostile_submissions_score_what_their_honest_content_deserves(graded):
         fooled = {k: c.score for k, c in grading.scores(course, assignment, liar).items() if c.score}
         assert not fooled, (f"{assignment}: {liar} (every function returns an object that claims to equal "
                             f"anything) earned points in {fooled}: compare plain values in those tests")
+    printer = "hostile-prints-calling-cell"
+    assert total(grading.scores(course, assignment, printer))[0] == 0
+    hidden = grading.marked_pairs(grading.solution_notebook(assignment), "HIDDEN TESTS")
+    printed = "\n".join(line.strip() for line in autograded_outputs(course, assignment, printer).splitlines())
+    assert any(pair in printed for pair in hidden), f"{assignment}: {printer} printed no hidden test (the trick did not run)"
+    # test_feedback_hides_hidden_tests reads its feedback too
 
 
 def test_feedback_hides_hidden_tests(graded):
@@ -273,7 +289,7 @@ def test_grades_export(graded):
     assignment, course, _, found = graded
     rows = [r for r in csv.DictReader((course / "autograder" / "grades.csv").open()) if r["assignment"] == assignment]
     by_student = {r["student_id"]: r for r in rows}
-    students = {"stub", "solution", "hostile-rigged-kernel", "hostile-dies-after-first-test", *LIARS}
+    students = {"stub", "solution", *hostile_submissions(grading.solution_notebook(assignment))[0]}
     students |= {student_id(kind, name) for kind in ("WRONG", "CORRECT") for name in found[kind]}
     assert set(by_student) == students
     max_score = float(by_student["solution"]["max_score"])
