@@ -1,7 +1,9 @@
 """Hostile submissions: the grader gives no points for rigging it, and leaks no hidden test.
 
 One scratch course, one assignment (ps00, the quickest to grade), one ``nbgrader autograde``
-over every submission below. Each hostile submission pairs a known trick with implementations
+over every submission below. (The tricks whose outcome depends on an assignment's own tests, a
+rigged kernel, a kernel that dies, answers that equal anything, a function that prints its
+calling test cell, run on every assignment in ``tests/test_assignments.py``.) Each hostile submission pairs a known trick with implementations
 that fail every test, so any point it earns is a point the trick stole. Two honest
 submissions (the reference solution, and the solution with harmless extra cells that plot,
 seed and silence warnings) must keep full marks: the guard must not punish normal work.
