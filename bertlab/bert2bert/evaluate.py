@@ -7,7 +7,10 @@ search and with beam search, BERTShare (one set of weights for both halves, trai
 Chapter 6) shown three training pairs as examples. Writes ``weights/evaluation.json``, which
 Chapter 7 reads and re-checks on a subset in its own run.
 
-    python -m bertlab.bert2bert.evaluate [--n 300] [--bertshare runs/bertshare/weights]
+    python -m bertlab.bert2bert.evaluate [--n 300] [--bertshare runs/bertshare/weights] [--only WRITER ...]
+
+``--only`` rescores the named writers and keeps the others' figures from the existing file (the
+same sample, checked): a retrained BERTShare costs its own minute, not the decoder's five.
 """
 
 from __future__ import annotations
@@ -56,6 +59,8 @@ def main(argv=None) -> None:
     ap.add_argument("--out", type=Path, default=WEIGHTS_DIR / "evaluation.json")
     ap.add_argument("--bertshare", type=Path, default=Path("runs/bertshare/weights"),
                     help="BERTShare's exported weights (train --share writes them)")
+    ap.add_argument("--only", action="append", default=None, metavar="WRITER",
+                    help="rescore only this writer (repeatable); the others are kept from --out")
     args = ap.parse_args(argv)
 
     from transformers import AutoTokenizer, EncoderDecoderModel
@@ -75,7 +80,19 @@ def main(argv=None) -> None:
         "BERTShare, greedy": lambda: write_definitions(shared, tokenizer, rows, **GREEDY),
         f"decoder, {N_SHOTS} examples": lambda: decoder_definitions(rows),
     }
-    results = {}
+    everyone, results = list(writers), {}
+    if args.only:
+        unknown = sorted(set(args.only) - set(writers))
+        if unknown:
+            raise SystemExit(f"bertlab: no writer {unknown}; the writers are {sorted(writers)}")
+        kept = json.loads(args.out.read_text()) if args.out.is_file() else {}
+        if kept.get("synsets") != [r["synset"] for r in rows]:
+            raise SystemExit(f"bertlab: {args.out} scored another sample; rescore every writer (drop --only)")
+        results = {name: kept["results"][name] for name in writers if name not in args.only and name in kept["results"]}
+        missing = sorted(set(writers) - set(args.only) - set(results))
+        if missing:
+            raise SystemExit(f"bertlab: {args.out} has no figures for {missing}; rescore them too (--only) or drop --only")
+        writers = {name: write for name, write in writers.items() if name in args.only}
     for name, write in writers.items():
         start = time.perf_counter()
         written = write()
@@ -86,6 +103,7 @@ def main(argv=None) -> None:
                      "trained_parameters": shared_record["trained_parameters"],
                      "settings": shared_record["settings"], "hardware": shared_record["hardware"],
                      "sha256": shared_record["sha256"], "final_loss": shared_record["curve"][-1]["loss"]}
+    results = {name: results[name] for name in everyone}  # the writers' order, however scored
     record = {"n": args.n, "synsets": [r["synset"] for r in rows], "beam": BEAM, "results": results,
               "bertshare": bertshare_run}
     args.out.write_text(json.dumps(record, indent=1) + "\n")
