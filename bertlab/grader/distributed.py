@@ -6,9 +6,12 @@ a scheduler, workers started by hand, by ``dask-jobqueue`` on SLURM, or on Kuber
 
 - The client ships the course once (:func:`course_bundle`: the nbgrader config, the assignment's
   source with its hidden tests, and the gradebook after the release when it is SQLite) with
-  ``Client.scatter(broadcast=True)``, then submits one task per submission with the submission's
-  files. Task keys name (assignment, student, submission hash, grader version), so the same
-  submission is never two tasks.
+  ``Client.scatter(broadcast=True, hash=False)``, then submits one task per submission with the
+  submission's files. Task keys name (assignment, student, submission hash, grader version) and
+  the run, so the same submission is never two tasks of a run. Every key is new to the cluster:
+  the scheduler forgets a released key asynchronously, and a key the previous run just released
+  (a content-hashed bundle, a regraded student) came back cancelled ("already forgotten",
+  dask/distributed#4612).
 - A task (:func:`grade_task`) runs on a worker, but student code never runs in the worker's own
   process: the task starts ``python -m bertlab.grader.grade_one`` as a child with a hard time
   limit, which grades in a scratch course with the course's sandboxed, capped kernels and writes
@@ -37,6 +40,7 @@ import sys
 import tarfile
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 from tqdm.auto import tqdm
@@ -163,10 +167,11 @@ def autograde(course: Path, assignment: str, scheduler, students: list[str] | No
     version = grader_version(course, assignment)
     outcomes = []
     try:
-        bundle = client.scatter(course_bundle(course, assignment), broadcast=True)
+        bundle = client.scatter(course_bundle(course, assignment), broadcast=True, hash=False)
+        run = uuid.uuid4().hex[:8]  # see the module's docstring: no key of an earlier run again
         futures = {}
         for student in todo:
-            key = f"bertlab-grade-{assignment}-{student}-{hashes[student][:16]}-{version}"
+            key = f"bertlab-grade-{assignment}-{student}-{hashes[student][:16]}-{version}-{run}"
             futures[client.submit(task, bundle, assignment, student, submission_files(submitted[student]),
                                   timeout, key=key, pure=False)] = student
         with tqdm(total=len(todo), desc=f"grading {assignment} on {client.scheduler.address}", unit="student",
