@@ -7,7 +7,7 @@
   with a message that names the concept; at least a third of the wrong ones pass every visible
   test and are caught only by the hidden tests (what hidden tests are for); every alternative
   correct implementation (``CORRECT``) scores full marks;
-- four hostile submissions score what their honest content deserves (the hostile suite's
+- five hostile submissions score what their honest content deserves (the hostile suite's
   tricks that depend on an assignment's own tests, on every assignment; ``tests/test_hostile.py``
   runs its whole list, the assignment-independent defences, on ps00): a kernel rigged to blank
   every later cell scores 0; honest work whose kernel dies after the first test keeps exactly
