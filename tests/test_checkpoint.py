@@ -356,3 +356,107 @@ def test_evaluation_keeps_the_models_mode():
         model.train(mode)
         train.evaluate(model, {"input_ids": ids, "labels": labels})
         assert model.training is mode
+
+
+# ----------------------------------------------------------------------------- next stage (issue 20)
+
+
+def _row(tokenizer, text: str) -> torch.Tensor:
+    return tokenizer(text, return_tensors="pt")["input_ids"]  # [1, L] with [CLS] ... [SEP]
+
+
+def test_copy_rate_counts_a_guess_seen_in_its_own_sentence_only():
+    from bertlab.checkpoint.copying import copy_flags
+
+    tok = train.load_tokenizer()
+    ids = _row(tok, "the moon is bright . the moon orbits the sun .")  # the answer: sun
+    pos = tok.convert_ids_to_tokens(ids[0]).index("sun")
+    labels = torch.full_like(ids, -100)
+    labels[0, pos] = ids[0, pos]
+    masked = ids.clone()
+    masked[0, pos] = tok.mask_token_id
+
+    def copied(guess: str, answer_ids=labels, inputs=masked) -> bool:
+        guesses = torch.full_like(ids, -1)
+        guesses[0, pos] = tok.convert_tokens_to_ids(guess)
+        return bool(copy_flags(inputs, answer_ids, guesses, tok).item())
+
+    assert copied("moon")  # a word of its sentence, the answer is not there
+    assert not copied("earth")  # not in the sentence
+    assert not copied("bright")  # in the other sentence only
+    assert not copied(".")  # punctuation is not a word
+    assert not copied("sun")  # the answer itself
+    other = _row(tok, "the sun and the moon orbit the sun .")  # the answer is also elsewhere
+    pos2 = len(other[0]) - 3
+    labels2 = torch.full_like(other, -100)
+    labels2[0, pos2] = other[0, pos2]
+    guesses2 = torch.full_like(other, -1)
+    guesses2[0, pos2] = tok.convert_tokens_to_ids("moon")
+    assert tok.convert_ids_to_tokens(int(other[0, pos2])) == "sun"
+    assert not copy_flags(other, labels2, guesses2, tok).item()  # copying could have been right
+
+
+def test_whole_word_masking_masks_every_piece_of_a_word():
+    tok = train.load_tokenizer()
+    text = "the unbelievably long tokenization of playgrounds is hilarious"
+    rows = _row(tok, text).repeat(200, 1)  # [200, L]
+    pieces = tok.convert_ids_to_tokens(rows[0])
+    word_of = []  # word number of each position (special tokens: None)
+    for p in pieces:
+        word_of.append(None if p in tok.all_special_tokens else
+                       (word_of[-1] if p.startswith("##") else max([w for w in word_of if w is not None], default=-1) + 1))
+    batch = train.make_collator(tok, seed=0, whole_word=True)(train.word_examples(rows, tok))
+    chosen = batch["labels"] != -100  # [200, L]
+    assert chosen.any(dim=1).float().mean() > 0.5
+    for row in chosen:
+        for w in set(word_of) - {None}:
+            span = row[[i for i, x in enumerate(word_of) if x == w]]
+            assert span.all() or not span.any(), f"word {w} of {pieces} partly masked: {row.tolist()}"
+    assert not chosen[:, [i for i, x in enumerate(word_of) if x is None]].any()  # never [CLS] / [SEP]
+    replaced = batch["input_ids"][chosen] == tok.mask_token_id
+    assert 0.7 < replaced.float().mean() < 0.9  # 80-10-10 on the chosen words, as Google's WWM BERT
+
+
+def test_cuda_is_refused_clearly_where_there_is_none():
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA GPU")
+    assert train.pick_device("auto").type == "cpu"
+    with pytest.raises(SystemExit, match="no CUDA GPU"):
+        train.pick_device("cuda")
+    assert isinstance(train.bf16_is_fast(torch.device("cpu")), bool)
+
+
+@shipped
+def test_a_new_stage_starts_from_the_shipped_weights(tiny_corpus, tmp_path):
+    """``--init-from``: the step count and curve go on from the shipped run's, and the export
+    names the shipped stages and then the new one, with its masking."""
+    manifest = embedded.verify()
+    steps = manifest["training"]["steps"]
+    run = tmp_path / "run"
+    train.main(["--corpus", str(tiny_corpus), "--out", str(run), "--init-from", str(embedded.WEIGHTS_DIR),
+                "--whole-word", "--max-steps", str(steps + 2), *TINY_ARGS])
+    ck = torch.load(run / "checkpoint.pt", weights_only=False)
+    assert ck["state"]["step"] == steps + 2 and ck["state"]["schedule_from_step"] == steps
+    curve = [json.loads(l) for l in (run / "curve.jsonl").read_text().splitlines()]
+    shipped_rows = (embedded.WEIGHTS_DIR / "curve.jsonl").read_text().splitlines()
+    assert [json.loads(l) for l in shipped_rows] == curve[: len(shipped_rows)]
+    assert [r["step"] for r in curve[len(shipped_rows):]] == [steps, steps + 2]
+    out = export.export(run, tmp_path / "weights", corpora=[tiny_corpus])
+    assert out["stages"][:-1] == manifest["stages"]
+    assert (out["stages"][-1]["from_step"], out["stages"][-1]["to_step"]) == (steps, steps + 2)
+    assert "whole_word_mask=True" in out["stages"][-1]["masking"] == out["training"]["masking"]
+
+
+def test_the_shipping_rule_keeps_the_shipped_checkpoint_against_itself():
+    from bertlab.checkpoint import decide
+
+    shipped = json.loads((embedded.WEIGHTS_DIR / "evaluation.json").read_text())
+    rows = decide.criteria(shipped, shipped)
+    assert not next(holds for name, _, holds in rows if "copy rate" in name)  # lower, not equal
+    assert decide.main([str(embedded.WEIGHTS_DIR / "evaluation.json")]) == 1  # KEEP
+    better = json.loads(json.dumps(shipped))
+    better["probes"].update(top1=0.5, top5=0.75)
+    next(p for p in better["probes"]["per_probe"] if p["text"] == decide.FLAGSHIP)["top5"][0] = "paris"
+    v4 = next(h for h in better["heldout_sets"] if h["mix"] == "v4")
+    v4.update(accuracy=0.51, copy_rate=v4["copy_rate"] / 2)
+    assert all(holds for *_, holds in decide.criteria(better, shipped, delta_bytes=22_000_000))

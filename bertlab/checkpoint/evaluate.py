@@ -3,6 +3,9 @@
 - Held-out accuracy: BERT's masking (Devlin et al. 2019, section 3.1) applied once, with a
   fixed seed, to the corpus's held-out split; top-1 accuracy and cross-entropy over the masked
   positions (the same measure as the training curve, on more rows).
+- Copy rate (``copying.py``): the share of those masked positions filled with a word the model
+  could see elsewhere in the same sentence while the answer was not there; on the probes, which
+  ones were answered that way.
 - Probes: ``probes.PROBES`` through the model, top-1 / top-5 hit rates and per-probe answers.
 - :func:`measure_load`: cold load (``BertForMaskedLM.from_pretrained``) plus one forward pass
   on a 2 x 16 batch, in a fresh subprocess, with its wall time and peak RSS.
@@ -29,6 +32,7 @@ from pathlib import Path
 import torch
 
 from bertlab.checkpoint import train as T
+from bertlab.checkpoint.copying import copy_rate, word_token_mask
 from bertlab.checkpoint.corpus import read_manifest
 from bertlab.checkpoint.probes import PROBES
 from bertlab.models import minilm_path
@@ -95,7 +99,15 @@ def heldout_eval(model, tokenizer, corpus: Path, n_seqs: int = 0, seq_len: int =
     eval_set = T.fixed_eval_set(rows, tokenizer, n_seqs or len(rows), seed=EVAL_SEED)
     loss, acc = T.evaluate(model, eval_set)
     n_masked = int((eval_set["labels"] != -100).sum())
-    return {"accuracy": acc, "loss": loss, "n_seqs": len(eval_set["input_ids"]), "n_masked": n_masked}
+    copies = copy_rate(model, eval_set, tokenizer)
+    return {"accuracy": acc, "loss": loss, "n_seqs": len(eval_set["input_ids"]), "n_masked": n_masked,
+            "copy_rate": copies["copy_rate"], "n_copied": copies["n_copied"]}
+
+
+def copied_probe(tokenizer, text: str, answers, guess: str, is_word) -> bool:
+    """A probe answered by copying: ``guess`` is a word of the sentence and no answer is."""
+    context = [t for t in tokenizer.tokenize(text) if t != tokenizer.mask_token]
+    return bool(is_word[tokenizer.convert_tokens_to_ids(guess)]) and guess in context and not set(answers) & set(context)
 
 
 @torch.no_grad()
@@ -106,15 +118,18 @@ def probe_eval(model, tokenizer, k: int = 5) -> dict:
     rows, pos = (enc["input_ids"] == tokenizer.mask_token_id).nonzero(as_tuple=True)
     top = logits[rows, pos].topk(k, dim=-1).indices  # [n_probes, k]
     per_probe, by_cat = [], {}
+    is_word = word_token_mask(tokenizer)
     for p, ids in zip(PROBES, top.tolist()):
         words = tokenizer.convert_ids_to_tokens(ids)
         r = {"category": p.category, "text": p.text, "answers": list(p.answers), "top5": words,
-             "top1_hit": words[0] in p.answers, "top5_hit": any(w in p.answers for w in words)}
+             "top1_hit": words[0] in p.answers, "top5_hit": any(w in p.answers for w in words),
+             "copied": copied_probe(tokenizer, p.text, p.answers, words[0], is_word)}
         per_probe.append(r)
         c = by_cat.setdefault(p.category, [0, 0, 0])
         c[0], c[1], c[2] = c[0] + r["top1_hit"], c[1] + r["top5_hit"], c[2] + 1
     n = len(per_probe)
     return {"n": n, "top1": sum(r["top1_hit"] for r in per_probe) / n, "top5": sum(r["top5_hit"] for r in per_probe) / n,
+            "copy_rate": sum(r["copied"] for r in per_probe) / n,
             "per_category": {c: {"top1": v[0] / v[2], "top5": v[1] / v[2], "n": v[2]} for c, v in by_cat.items()},
             "per_probe": per_probe}
 
@@ -152,13 +167,15 @@ def main(argv: list[str] | None = None) -> dict:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({k: v for k, v in result.items() if k != "path"}, indent=1) + "\n")
     for h in result.get("heldout_sets", []):
-        print(f"held-out {h['corpus']} (mix {h['mix']}): accuracy {h['accuracy']:.4f} over {h['n_masked']} tokens")
+        print(f"held-out {h['corpus']} (mix {h['mix']}): accuracy {h['accuracy']:.4f} over {h['n_masked']} tokens, "
+              f"copy rate {h['copy_rate']:.4f}")
     h, p = result.get("heldout", {}), result["probes"]
     print(f"{result['model']}: held-out masked accuracy {h.get('accuracy', float('nan')):.4f} "
           f"(loss {h.get('loss', float('nan')):.3f}, {h.get('n_masked', 0)} tokens); "
           f"probes top-1 {p['top1']:.2f} top-5 {p['top5']:.2f} (n={p['n']}); load {result.get('load')}")
     for r in p["per_probe"]:
-        print(f"  {'+' if r['top1_hit'] else ('~' if r['top5_hit'] else '-')} {r['text']:70s} {' '.join(r['top5'])}")
+        mark = "+" if r["top1_hit"] else ("~" if r["top5_hit"] else "-")
+        print(f"  {mark}{'c' if r['copied'] else ' '} {r['text']:70s} {' '.join(r['top5'])}")
     return result
 
 

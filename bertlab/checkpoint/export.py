@@ -22,6 +22,7 @@ from pathlib import Path
 import torch
 
 from bertlab.checkpoint.embedded import sha256
+from bertlab.checkpoint.train import masking_description as train_masking
 from bertlab.models import minilm_path
 
 WEIGHTS_DIR = Path(__file__).with_name("weights")
@@ -35,8 +36,9 @@ NOT_SHIPPED = ("bert.embeddings.word_embeddings.weight", "cls.predictions.decode
 MAX_BYTES = 30 * 1024 * 1024
 
 
-def hardware() -> str:
-    """E.g. "AMD EPYC, 2 CPU cores, torch 2.13.0" (the machine the run was exported on)."""
+def hardware(device: str = "cpu") -> str:
+    """E.g. "AMD EPYC, 2 CPU cores, no GPU, torch 2.13.0": the machine the run was exported on,
+    and the GPU when the run's last stage trained on one (``device``, as the checkpoint records it)."""
     name = platform.machine()
     cpuinfo = Path("/proc/cpuinfo")
     if cpuinfo.is_file():
@@ -44,7 +46,8 @@ def hardware() -> str:
             if line.startswith("model name"):
                 name = line.split(":", 1)[1].strip()
                 break
-    return f"{name}, {os.cpu_count()} CPU cores, no GPU, torch {torch.__version__}"
+    gpu = torch.cuda.get_device_name() if device.startswith("cuda") and torch.cuda.is_available() else None
+    return f"{name}, {os.cpu_count()} CPU cores, {gpu or ('a CUDA GPU' if device.startswith('cuda') else 'no GPU')}, torch {torch.__version__}"
 
 
 def check_base(folder: Path) -> str:
@@ -69,19 +72,23 @@ def model_config(folder: Path) -> dict:
     return d
 
 
-def stages(curve: list[dict], corpora: list[Path]) -> list[dict]:
+def stages(curve: list[dict], corpora: list[Path], prior: list[dict] | None = None) -> list[dict]:
     """The run's stages in order: which corpus (mix, sources) trained which steps.
 
     ``curve`` rows carry the id of the corpus they were evaluated on (``train.corpus_id``); each
-    id must be one of ``corpora``, so that the card can name every source the model saw."""
+    id must be one of ``corpora``, so that the card can name every source the model saw. A run
+    seeded from a shipped checkpoint (``train --init-from``) brings that checkpoint's stages as
+    ``prior``: ``{"stages": [...], "curve_rows": n}``; its stages describe the first ``n`` rows
+    of the curve, and the rows after them start a stage of their own."""
     from bertlab.checkpoint.corpus import read_manifest
     from bertlab.checkpoint.train import corpus_id
 
     by_id = {corpus_id(c): c for c in corpora if (c / "train.txt").is_file()}
-    out: list[dict] = []
-    for row in curve:
+    out: list[dict] = [dict(s) for s in (prior or {}).get("stages", [])]
+    closed = len(out)  # stages a new row may not extend
+    for row in curve[(prior or {}).get("curve_rows", 0):]:
         cid = row.get("corpus")
-        if out and out[-1]["corpus_id"] == cid:
+        if len(out) > closed and out[-1]["corpus_id"] == cid:
             out[-1]["to_step"], out[-1]["heldout_masked_accuracy_end"] = row["step"], row["eval_acc"]
             continue
         if cid not in by_id:
@@ -114,7 +121,11 @@ def export(run: Path, out: Path = WEIGHTS_DIR, base: Path | None = None,
     os.chmod(out / DELTA_FILE, 0o644)  # safetensors writes 0600
     shutil.copyfile(run / "curve.jsonl", out / "curve.jsonl")
     corpora = corpora or [Path(ck.get("args", {}).get("corpus", "runs/corpus"))]
-    run_stages = stages(curve, corpora)
+    prior_file = run / "prior_stages.json"
+    prior = json.loads(prior_file.read_text()) if prior_file.is_file() else None
+    run_stages = stages(curve, corpora, prior)
+    for s in run_stages[len((prior or {}).get("stages", [])):]:
+        s.setdefault("masking", ck.get("masking", train_masking(False)))
     sources = {s["package"]: s for st in run_stages for s in st["sources"]}  # every source seen
     st = ck["state"]
     manifest = {
@@ -130,9 +141,9 @@ def export(run: Path, out: Path = WEIGHTS_DIR, base: Path | None = None,
         "training": {
             "steps": st["step"], "wall_s": round(st["wall"], 1), "epochs_started": st["epoch"] + 1,
             "batch_size": int(ck["args"].get("batch_size", 32)), "seq_len": int(ck["seq_len"]),
-            "masking": "DataCollatorForLanguageModeling(mlm_probability=0.15, mask_replace_prob=0.8, random_replace_prob=0.1)",
+            "masking": ck.get("masking", train_masking(False)),
             "frozen": "word embeddings (and the tied decoder)",
-            "hardware": hardware(), "threads": int(ck["args"].get("threads", 2)),
+            "hardware": hardware(ck.get("device", "cpu")), "threads": int(ck["args"].get("threads", 2)),
             "heldout_masked_accuracy_start": curve[0]["eval_acc"] if curve else None,
             "heldout_masked_accuracy": curve[-1]["eval_acc"] if curve else None,
             "heldout_loss": curve[-1]["eval_loss"] if curve else None,
