@@ -7,14 +7,19 @@
   with a message that names the concept; at least a third of the wrong ones pass every visible
   test and are caught only by the hidden tests (what hidden tests are for); every alternative
   correct implementation (``CORRECT``) scores full marks;
-- five hostile submissions score what their honest content deserves (the hostile suite's
-  tricks that depend on an assignment's own tests, on every assignment; ``tests/test_hostile.py``
-  runs its whole list, the assignment-independent defences, on ps00): a kernel rigged to blank
-  every later cell scores 0; honest work whose kernel dies after the first test keeps exactly
-  the tests before; every graded function returning an object that claims to equal anything
-  (a plain object's ``==``, a tensor answering ``torch.equal`` / ``allclose`` / ``==`` itself)
-  scores 0, so every hidden test compares plain values; and functions that print the test
-  cell calling them (the hidden tests' source) score 0, with none of it in their feedback;
+- five hostile submissions score what their honest content deserves, with the hostile
+  suite's tricks packed into them so that every assignment meets them at almost no extra
+  grading time (``tests/test_hostile.py`` runs its whole list on ps00, one trick per
+  submission, with the time-limit cases, which cost a cell's full timeout each):
+  a kernel rigged to blank every later cell scores 0; honest work that tries the network (off),
+  prints 200 MB on one line (cut to the cap), then kills its own kernel after the first test
+  keeps exactly the tests before; every graded function returning an object that claims to
+  equal anything (a plain object's ``==``, a tensor answering ``torch.equal`` / ``allclose`` /
+  ``==`` itself) scores 0, so every hidden test compares plain values, even with every test
+  cell edited to ``pass`` at 100 points (a graded cell of the student's own makes nbgrader
+  refuse the notebook: ps00's suite shows it scores 0); functions that print the test cell
+  calling them (the hidden tests' source) score 0, with none of it in their feedback; and a
+  memory bomb and a process bomb after the last cell (of the liars) are stopped at their caps;
 - the feedback HTML (of the stub, the solution and the hostile submissions) shows no
   hidden-test source line;
 - the grades export has one row per submission with the expected score;
@@ -30,6 +35,7 @@ import json
 import runpy
 from pathlib import Path
 
+import hostile_tricks as tricks
 import nbformat
 import pytest
 
@@ -52,9 +58,7 @@ def variants(assignment: str) -> dict:
     return {kind: found.get(kind, {}) for kind in ("WRONG", "CORRECT", "CORE")}
 
 
-def is_test_cell(cell) -> bool:
-    meta = cell.metadata.get("nbgrader", {})
-    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
+is_test_cell = tricks.is_test
 
 
 # What every graded function returns in the liars' submissions; {name} is the function's name.
@@ -111,19 +115,27 @@ def graded_functions(notebook) -> dict[str, list[str]]:
     return found
 
 
+RIG = "get_ipython().input_transformers_cleanup.append(lambda lines: [])"
+
+
 def hostile_submissions(solution) -> tuple[dict, set]:
     """The reference solution rigged two ways, and the liars (student -> notebook); and the grade
     ids the dying one keeps: every test cell up to the first one, where its kernel dies."""
-    rigged = nbformat.from_dict(solution)
-    rigged.cells.insert(1, nbformat.v4.new_code_cell("get_ipython().input_transformers_cleanup.append(lambda lines: [])"))
-    dies = nbformat.from_dict(solution)
-    first = next(i for i, c in enumerate(dies.cells) if is_test_cell(c))
-    dies.cells.insert(first + 1, nbformat.v4.new_code_cell("import os\nos._exit(1)"))
-    kept = {c.metadata["nbgrader"]["grade_id"] for c in dies.cells[:first + 1] if is_test_cell(c)}
+    first = next(i for i, c in enumerate(solution.cells) if is_test_cell(c))
+    kept = {c.metadata["nbgrader"]["grade_id"] for c in solution.cells[:first + 1] if is_test_cell(c)}
+    rigged = tricks.insert_after(solution, 0, RIG)  # it blanks every later cell, a bomb's too
+    # just before the first test: the network (its output must stay visible), then the flood
+    dies = tricks.insert_after(solution, first - 1, tricks.NETWORK, tricks.flood(200_000_000))
+    dies = tricks.insert_after(dies, first + 2, tricks.SELF_KILL)
     every_function = {**LIARS, "hostile-prints-calling-cell": PRINTS_CALLER}
     liars = {student: grading.replace_solutions(solution, {
         grade_id: "\n".join(template.format(name=name) for name in names)
         for grade_id, names in graded_functions(solution).items()}) for student, template in every_function.items()}
+    # bombs after the last cell: the caps stop them on every assignment, at no cost in cells
+    equal = tricks.edit_tests(liars["hostile-always-equal"])
+    liars["hostile-always-equal"] = tricks.insert_after(equal, len(equal.cells) - 1, tricks.MEMORY_BOMB)
+    printer = liars["hostile-prints-calling-cell"]
+    liars["hostile-prints-calling-cell"] = tricks.insert_after(printer, len(printer.cells) - 1, tricks.PROCESS_BOMB)
     return {"hostile-rigged-kernel": rigged, "hostile-dies-after-first-test": dies, **liars}, kept
 
 
@@ -252,7 +264,7 @@ def test_correct_alternatives_score_full_marks(graded):
 
 
 def test_hostile_submissions_score_what_their_honest_content_deserves(graded):
-    assignment, course, _, _ = graded
+    assignment, course, released, _ = graded
     rigged = grading.scores(course, assignment, "hostile-rigged-kernel")
     assert total(rigged)[0] == 0, f"{assignment}: a rigged kernel earned {total(rigged)}"
     assert "this test does not count" in autograded_outputs(course, assignment, "hostile-rigged-kernel")
@@ -261,12 +273,23 @@ def test_hostile_submissions_score_what_their_honest_content_deserves(graded):
     scored = {k for k, c in dies.items() if c.score}
     assert scored == kept and all(dies[k].score == dies[k].max_score for k in kept), (
         f"{assignment}: a kernel that died after the first test kept {scored}, not {kept}")
+    said = autograded_outputs(course, assignment, "hostile-dies-after-first-test")
+    assert tricks.OUTPUT_CUT_SAID in said and len(said) < 1_500_000, len(said)
+    if tricks.sandboxed():
+        assert said.count("no network:") == 3 and "reached" not in said, said[:1500]
     for liar in LIARS:
-        fooled = {k: c.score for k, c in grading.scores(course, assignment, liar).items() if c.score}
+        cells = grading.scores(course, assignment, liar)
+        fooled = {k: c.score for k, c in cells.items() if c.score}
         assert not fooled, (f"{assignment}: {liar} (every function returns an object that claims to equal "
                             f"anything) earned points in {fooled}: compare plain values in those tests")
+        assert set(cells) == set(grading.scores(course, assignment, "solution")), f"{liar}: {set(cells)}"
+    points = {k: c.max_score for k, c in grading.scores(course, assignment, "hostile-always-equal").items()}
+    assert points == {k: c.max_score for k, c in grading.scores(course, assignment, "solution").items()}, (
+        "edited tests' points reached the gradebook")
+    assert tricks.MEMORY_CAP_SAID in autograded_outputs(course, assignment, "hostile-always-equal")
     printer = "hostile-prints-calling-cell"
     assert total(grading.scores(course, assignment, printer))[0] == 0
+    assert tricks.PROCESS_CAP_SAID in autograded_outputs(course, assignment, printer)
     hidden = grading.marked_pairs(grading.solution_notebook(assignment), "HIDDEN TESTS")
     printed = "\n".join(line.strip() for line in autograded_outputs(course, assignment, printer).splitlines())
     assert any(pair in printed for pair in hidden), f"{assignment}: {printer} printed no hidden test (the trick did not run)"

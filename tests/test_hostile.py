@@ -1,9 +1,12 @@
 """Hostile submissions: the grader gives no points for rigging it, and leaks no hidden test.
 
 One scratch course, one assignment (ps00, the quickest to grade), one ``nbgrader autograde``
-over every submission below. (The tricks whose outcome depends on an assignment's own tests, a
-rigged kernel, a kernel that dies, answers that equal anything, a function that prints its
-calling test cell, run on every assignment in ``tests/test_assignments.py``.) Each hostile submission pairs a known trick with implementations
+over every submission below, one trick per submission. (Every assignment's round trip in
+``tests/test_assignments.py`` meets most of them too, packed into its five hostile
+submissions: a rigged kernel, a memory bomb, a process bomb, a kernel that kills itself, the
+network, 200 MB of output, edited tests and a graded cell of the student's own, answers that
+equal anything, a function that prints its calling test cell; the tricks' code is shared, in
+``hostile_tricks.py``.) Each hostile submission pairs a known trick with implementations
 that fail every test, so any point it earns is a point the trick stole. Two honest
 submissions (the reference solution, and the solution with harmless extra cells that plot,
 seed and silence warnings) must keep full marks: the guard must not punish normal work.
@@ -19,7 +22,8 @@ The tricks, and what stops them:
 - print the hidden tests (read the solution notebook, or the calling cell's source from
   IPython's history): ``bertlab.grader.feedback_redaction`` removes those outputs from the feedback;
 - return an object whose ``==`` always says yes: hidden tests compare plain values
-  (``[int(x) for x in result]``), never the returned object itself.
+  (``[int(x) for x in result]``), never the returned object itself (on every assignment, in
+  its round trip).
 """
 
 from __future__ import annotations
@@ -29,8 +33,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from hostile_tricks import MEMORY_BOMB, NETWORK, PROCESS_BOMB, SELF_KILL, edit_tests, flood, is_test, own_graded_cell, sandboxed
 
-from bertlab.grader import grading, kernel_sandbox
+from bertlab.grader import grading
 from bertlab.grader.feedback_redaction import spellings
 
 pytestmark = pytest.mark.slow
@@ -179,19 +184,6 @@ display({"note": "trying things"})
 '''
 
 
-def sandboxed() -> bool:
-    """Whether autograde runs kernels in bubblewrap; CI (BERTLAB_SANDBOX=require) insists.
-
-    (With the sandbox off, the tests of the submission that writes course files fail: tried.)"""
-    works = kernel_sandbox.why_unavailable() is None
-    return kernel_sandbox.mode() == "require" or (kernel_sandbox.mode() == "on" and works)
-
-
-def is_test(cell) -> bool:
-    meta = cell.metadata.get("nbgrader", {})
-    return bool(meta.get("grade")) and not meta.get("solution")
-
-
 def with_cell(notebook, source: str, after: str = "setup"):
     notebook = nbformat.from_dict(notebook)
     at = [c.metadata.get("nbgrader", {}).get("grade_id") for c in notebook.cells].index(after) + 1
@@ -212,61 +204,23 @@ def submissions(released, solution) -> dict:
         "impl_pieces_per_word": "def pieces_per_word(word_ids):\n    print(get_ipython().user_ns['In'][-1])\n    return [1]\n",
     })
 
-    # A tensor that answers torch.equal itself.
-    found["lying-tensor"] = grading.replace_solutions(released, {
-        **WRONG,
-        "impl_segment_ids": (
-            "class Agreeable(torch.Tensor):\n"
-            "    @classmethod\n"
-            "    def __torch_function__(cls, func, types, args=(), kwargs=None):\n"
-            "        if func in (torch.equal, torch.Tensor.equal):\n"
-            "            return True\n"
-            "        return super().__torch_function__(func, types, args, kwargs or {})\n\n\n"
-            "def segment_ids(input_ids, sep_token_id):\n"
-            "    return torch.zeros_like(input_ids).as_subclass(Agreeable)\n"
-        ),
-    })
-
-    # An answer that equals everything.
-    found["always-equal"] = grading.replace_solutions(released, {
-        **WRONG,
-        "impl_pieces_per_word": (
-            "class AlwaysEqual(list):\n    def __eq__(self, other):\n        return True\n\n"
-            "    def __ne__(self, other):\n        return False\n\n\n"
-            "def pieces_per_word(word_ids):\n    return AlwaysEqual()\n"
-        ),
-    })
-
-    edited = nbformat.from_dict(wrong)
-    for cell in edited.cells:
-        if is_test(cell):
-            cell.source = "pass"
-            cell.metadata.nbgrader["points"] = 100
-    found["edit-tests"] = edited
-
-    bonus = with_cell(wrong, "pass")  # lands right after the setup cell (index 1)
-    assert bonus.cells[2].source == "pass"
-    bonus.cells[2].metadata["nbgrader"] = {
-        "grade": True, "solution": False, "locked": True, "points": 100,
-        "grade_id": "bonus", "schema_version": 3, "task": False,
-    }
-    found["own-graded-cell"] = bonus
+    # (Answers that equal anything, a plain object or a tensor: every assignment's round trip.)
+    found["edit-tests"] = edit_tests(wrong)
+    assert wrong.cells[1].metadata.nbgrader["grade_id"] == "setup"
+    found["own-graded-cell"] = own_graded_cell(wrong, at=2)  # right after the setup cell
 
     deleted = nbformat.from_dict(wrong)
     deleted.cells = [c for c in deleted.cells if not is_test(c)]
     found["delete-tests"] = deleted
 
     # Honest work on the first function, then a kernel that dies: only the later cells are lost.
-    found["honest-then-dies"] = with_cell(solution, "import os\nos._exit(1)", after=LAST_OF_FIRST_FUNCTION)
+    found["honest-then-dies"] = with_cell(solution, SELF_KILL, after=LAST_OF_FIRST_FUNCTION)
     # Honest work on the first function, then a bomb: the grader stops the kernel at its cap
     # (bertlab.grader.kernel_limits: 3 GB, 64 processes), and only the later cells are lost.
-    found["honest-then-memory-bomb"] = with_cell(
-        solution, "blocks = [bytearray(2**28) for _ in range(20)]  # 5 GB", after=LAST_OF_FIRST_FUNCTION)
-    found["honest-then-process-bomb"] = with_cell(
-        solution, "import subprocess, time\nps = [subprocess.Popen(['sleep', '300']) for _ in range(100)]\n"
-        "time.sleep(300)", after=LAST_OF_FIRST_FUNCTION)
+    found["honest-then-memory-bomb"] = with_cell(solution, MEMORY_BOMB, after=LAST_OF_FIRST_FUNCTION)
+    found["honest-then-process-bomb"] = with_cell(solution, PROCESS_BOMB, after=LAST_OF_FIRST_FUNCTION)
     # Honest work that prints 5 MB on one line (nbgrader's LimitOutput counts lines): kept to the cap.
-    found["honest-floods-output"] = with_cell(solution, "print('x' * 5_000_000)")
+    found["honest-floods-output"] = with_cell(solution, flood(5_000_000))
     found["honest"] = solution
     found["honest-extras"] = with_cell(solution, HARMLESS)
     return found
@@ -312,6 +266,7 @@ def test_course_files_stay_as_they_were(course):
 def test_only_broken_notebooks_stop_the_grader(course):
     _, _, unrunnable, _ = course
     assert "not-a-notebook" in unrunnable, unrunnable
+    assert "own-graded-cell" in unrunnable, unrunnable  # nbgrader refuses a graded cell it does not know
     assert not {"rig-kill-kernel", "honest-then-dies"} & unrunnable, unrunnable  # a dead kernel costs cells only
     assert not {s for s in unrunnable if s.startswith("honest")}, unrunnable
 
@@ -427,17 +382,6 @@ def test_feedback_quotes_no_hidden_test(course):
 
 CELL_TIMEOUT, WALL_CLOCK = 20, 90  # seconds; the course's own are 120 and 600 (cut here to keep CI short)
 
-NETWORK = '''
-import socket
-for where in [("1.1.1.1", 53), ("pypi.org", 443), ("127.0.0.1", 22)]:
-    try:
-        socket.create_connection(where, timeout=3).close()
-        print("reached", where)
-    except OSError as exc:
-        print("no network:", where, exc)
-'''
-
-
 def slow_cells(solution, n: int):
     """``n`` cells of ``time.sleep``, each 5 s under the cell's limit, after the first function's tests."""
     notebook = solution
@@ -457,7 +401,7 @@ def resource_submissions(solution) -> dict:
             after=LAST_OF_FIRST_FUNCTION),
         # cells each under the cell's limit, together past the notebook's wall clock
         "honest-then-slow-cells": slow_cells(solution, WALL_CLOCK // (CELL_TIMEOUT - 5) + 1),
-        "honest-prints-200-MB": with_cell(solution, "print('x' * 200_000_000)"),
+        "honest-prints-200-MB": with_cell(solution, flood(200_000_000)),
         "honest-tries-the-network": with_cell(solution, NETWORK),
         "honest": solution,
     }

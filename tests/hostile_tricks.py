@@ -1,0 +1,90 @@
+"""Hostile tricks shared by ``test_hostile.py`` (ps00, the whole list) and ``test_assignments.py``
+(every assignment's round trip): the cells a hostile submission adds, and the edits it makes.
+
+Each trick is a code cell's source or a function of a notebook; what must happen to it is in
+the module that grades it.
+"""
+
+from __future__ import annotations
+
+import nbformat
+
+from bertlab.grader import kernel_sandbox
+
+# --- cells that use up a resource ---------------------------------------------------------------
+
+#: 5 GB in 256 MB blocks: the grader stops the kernel at its memory cap (bertlab.grader.kernel_limits).
+MEMORY_BOMB = "blocks = [bytearray(2**28) for _ in range(20)]  # 5 GB"
+MEMORY_CAP_SAID = "MB of memory, more than the cap"
+
+#: 100 processes that wait: the grader stops the kernel at its process cap.
+PROCESS_BOMB = ("import subprocess, time\nps = [subprocess.Popen(['sleep', '300']) for _ in range(100)]\n"
+                "time.sleep(300)")
+PROCESS_CAP_SAID = "processes, more than the cap"
+
+#: The kernel kills itself.
+SELF_KILL = "import os\nos._exit(1)"
+
+#: Three connections out; the sandbox has no network, so each prints "no network:".
+NETWORK = '''
+import socket
+for where in [("1.1.1.1", 53), ("pypi.org", 443), ("127.0.0.1", 22)]:
+    try:
+        socket.create_connection(where, timeout=3).close()
+        print("reached", where)
+    except OSError as exc:
+        print("no network:", where, exc)
+'''
+
+
+def flood(n_bytes: int) -> str:
+    """One line of ``n_bytes`` characters (nbgrader's ``LimitOutput`` counts lines, not bytes)."""
+    return f"print('x' * {n_bytes:_})"
+
+
+OUTPUT_CUT_SAID = "the grader cut the output here"
+
+# --- edits to the notebook --------------------------------------------------------------------
+
+
+def is_test(cell) -> bool:
+    meta = cell.metadata.get("nbgrader", {})
+    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+def edit_tests(notebook, source: str = "pass", points: int = 100):
+    """Every test cell's source replaced by ``source`` and its points set to ``points``
+    (nbgrader restores both from the gradebook)."""
+    edited = nbformat.from_dict(notebook)
+    for cell in edited.cells:
+        if is_test(cell):
+            cell.source = source
+            cell.metadata.nbgrader["points"] = points
+    return edited
+
+
+def own_graded_cell(notebook, at: int = 2, grade_id: str = "bonus", points: int = 100):
+    """A graded test cell of the student's own, worth ``points``, inserted at index ``at``
+    (nbgrader grades only the cells its gradebook knows)."""
+    notebook = nbformat.from_dict(notebook)
+    cell = nbformat.v4.new_code_cell("pass")
+    cell.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True, "points": points,
+                                 "grade_id": grade_id, "schema_version": 3, "task": False}
+    notebook.cells.insert(at, cell)
+    return notebook
+
+
+def insert_after(notebook, index: int, *sources: str):
+    """``sources`` as new code cells right after cell ``index``, in order."""
+    notebook = nbformat.from_dict(notebook)
+    for k, source in enumerate(sources):
+        notebook.cells.insert(index + 1 + k, nbformat.v4.new_code_cell(source))
+    return notebook
+
+
+def sandboxed() -> bool:
+    """Whether autograde runs kernels in bubblewrap; CI (BERTLAB_SANDBOX=require) insists.
+
+    (With the sandbox off, the tests of the submission that writes course files fail: tried.)"""
+    works = kernel_sandbox.why_unavailable() is None
+    return kernel_sandbox.mode() == "require" or (kernel_sandbox.mode() == "on" and works)
