@@ -23,8 +23,8 @@ the same batches, and checkpoints load on either. ``--init-from bertlab/checkpoi
 starts a new stage from the shipped checkpoint on a machine that has no ``runs/train`` (the
 step count, wall time and curve continue from the shipped ones; the optimizer and the
 learning-rate schedule start afresh), and ``--whole-word`` masks whole words (transformers'
-``DataCollatorForLanguageModeling(whole_word_mask=True)``; every chosen token becomes
-``[MASK]``). What a stage tries and the rule for shipping it are in ``RUNS.md``, beside this file.
+``DataCollatorForLanguageModeling(whole_word_mask=True)``, with 80-10-10 on the chosen words).
+What a stage tries and the rule for shipping it are in ``RUNS.md``, beside this file.
 """
 
 from __future__ import annotations
@@ -288,10 +288,9 @@ def seed_from_shipped(weights_dir: Path, out: Path) -> None:
     The step count and wall time go on from the shipped run's; the optimizer and the schedule
     start afresh at that step (``schedule_from_step``)."""
     from transformers import BertForMaskedLM
+    from transformers.utils import logging
 
     from bertlab.checkpoint import embedded
-
-    from transformers.utils import logging
 
     manifest = embedded.verify(weights_dir)
     logging.set_verbosity_error()  # the assembled folder also holds the base pooler (unused by an MLM)
