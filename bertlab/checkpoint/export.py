@@ -72,7 +72,7 @@ def model_config(folder: Path) -> dict:
     return d
 
 
-def stages(curve: list[dict], corpora: list[Path], prior: list[dict] | None = None) -> list[dict]:
+def stages(curve: list[dict], corpora: list[Path], prior: dict | None = None) -> list[dict]:
     """The run's stages in order: which corpus (mix, sources) trained which steps.
 
     ``curve`` rows carry the id of the corpus they were evaluated on (``train.corpus_id``); each
