@@ -4,9 +4,8 @@ One scratch course, one assignment (ps00, the quickest to grade), one ``nbgrader
 over every submission below, one trick per submission. (Every assignment's round trip in
 ``tests/test_assignments.py`` meets most of them too, packed into its five hostile
 submissions: a rigged kernel, a memory bomb, a process bomb, a kernel that kills itself, the
-network, 200 MB of output, edited tests and a graded cell of the student's own, answers that
-equal anything, a function that prints its calling test cell; the tricks' code is shared, in
-``hostile_tricks.py``.) Each hostile submission pairs a known trick with implementations
+network, 200 MB of output, edited tests, answers that equal anything, a function that prints
+its calling test cell; the tricks' code is shared, in ``hostile_tricks.py``.) Each hostile submission pairs a known trick with implementations
 that fail every test, so any point it earns is a point the trick stole. Two honest
 submissions (the reference solution, and the solution with harmless extra cells that plot,
 seed and silence warnings) must keep full marks: the guard must not punish normal work.
