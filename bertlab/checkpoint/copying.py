@@ -41,12 +41,14 @@ def sentence_ids(input_ids: torch.Tensor, boundary_ids: torch.Tensor) -> torch.T
     return is_boundary.cumsum(dim=1) - is_boundary  # the boundary belongs to the sentence it ends
 
 
-def copy_flags(input_ids: torch.Tensor, labels: torch.Tensor, guesses: torch.Tensor, tokenizer) -> torch.Tensor:
+def copy_flags(input_ids: torch.Tensor, labels: torch.Tensor, guesses: torch.Tensor, tokenizer,
+               is_word: torch.Tensor | None = None) -> torch.Tensor:
     """Which masked positions were filled by copying (the definition in the module docstring).
 
     ``input_ids``, ``labels``: ``[B, L]`` as a ``DataCollatorForLanguageModeling`` returns them
     (labels -100 where nothing was masked); ``guesses``: ``[B, L]`` top-1 ids (only the masked
-    positions are read). Returns ``[n_masked]`` bool, in the order of ``labels != -100``.
+    positions are read); ``is_word``: :func:`word_token_mask`, computed once by a caller that
+    calls this per batch. Returns ``[n_masked]`` bool, in the order of ``labels != -100``.
     """
     masked = labels != -100  # [B, L]
     boundary = torch.tensor([tokenizer.convert_tokens_to_ids(t) for t in BOUNDARIES] + tokenizer.all_special_ids)
@@ -54,9 +56,9 @@ def copy_flags(input_ids: torch.Tensor, labels: torch.Tensor, guesses: torch.Ten
     L = input_ids.shape[1]
     elsewhere = (sent[:, :, None] == sent[:, None, :]) & ~torch.eye(L, dtype=torch.bool)  # [B, L(i), L(j)]
     seen = lambda tok: ((input_ids[:, None, :] == tok[:, :, None]) & elsewhere).any(-1)  # [B, L]
-    is_word = word_token_mask(tokenizer)[guesses.clamp(min=0)]  # [B, L]
+    is_word = word_token_mask(tokenizer) if is_word is None else is_word  # [vocab]
     answer = torch.where(masked, labels, input_ids)  # [B, L]
-    copied = is_word & seen(guesses) & ~seen(answer)  # [B, L]
+    copied = is_word[guesses.clamp(min=0)] & seen(guesses) & ~seen(answer)  # [B, L]
     return copied[masked]
 
 
@@ -72,12 +74,13 @@ def copy_rate(model, eval_set: dict, tokenizer, batch_size: int = 32) -> dict:
     was_training = model.training
     model.eval()
     device = next(model.parameters()).device
+    is_word = word_token_mask(tokenizer)  # [vocab], once for every batch
     copied = n = 0
     for i in range(0, len(eval_set["input_ids"]), batch_size):
         ids, labels = eval_set["input_ids"][i : i + batch_size], eval_set["labels"][i : i + batch_size]
         guesses = torch.full_like(ids, -1)  # [B, L]; the decoder runs at the masked positions only
         guesses[labels != -100] = masked_logits(model, ids.to(device), labels.to(device))[0].argmax(-1).cpu()
-        flags = copy_flags(ids, labels, guesses, tokenizer)  # [n_masked in batch]
+        flags = copy_flags(ids, labels, guesses, tokenizer, is_word)  # [n_masked in batch]
         copied, n = copied + int(flags.sum()), n + len(flags)
     model.train(was_training)
     return {"copy_rate": copied / max(n, 1), "n_copied": copied, "n_masked": n}

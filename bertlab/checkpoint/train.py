@@ -122,13 +122,20 @@ def masking_description(whole_word: bool) -> str:
     return f"DataCollatorForLanguageModeling({words}mlm_probability=0.15, mask_replace_prob=0.8, random_replace_prob=0.1)"
 
 
-def word_examples(rows: torch.Tensor, tokenizer) -> list[dict]:
-    """Packed ``[B, L]`` ids as the examples whole-word masking needs: ``input_ids``, a
-    ``special_tokens_mask`` and an ``offset_mapping`` in which a ``##`` piece touches the piece
-    before it and a new word leaves a gap (the collator finds word starts from those offsets)."""
+def continuation_mask(tokenizer) -> torch.Tensor:
+    """``[vocab]`` bool: True for WordPiece continuations (``##...``)."""
     continuation = torch.zeros(len(tokenizer), dtype=torch.bool)
     for token, i in tokenizer.get_vocab().items():
         continuation[i] = token.startswith("##")
+    return continuation
+
+
+def word_examples(rows: torch.Tensor, tokenizer, continuation: torch.Tensor | None = None) -> list[dict]:
+    """Packed ``[B, L]`` ids as the examples whole-word masking needs: ``input_ids``, a
+    ``special_tokens_mask`` and an ``offset_mapping`` in which a ``##`` piece touches the piece
+    before it and a new word leaves a gap (the collator finds word starts from those offsets).
+    ``continuation``: :func:`continuation_mask`, computed once by a caller that calls this per batch."""
+    continuation = continuation_mask(tokenizer) if continuation is None else continuation
     ids = rows.long()  # [B, L]
     special = torch.isin(ids, torch.tensor(tokenizer.all_special_ids))  # [B, L]
     new_word = (~continuation[ids]).long()  # [B, L]
@@ -329,6 +336,7 @@ def train(args: argparse.Namespace) -> dict:
     model.train()
     collator = make_collator(tokenizer, args.seed, args.whole_word)
     collator.create_rng("pt")
+    continuation = continuation_mask(tokenizer) if args.whole_word else None  # once, not per batch
     ckpt_path, curve_path = out / "checkpoint.pt", out / "curve.jsonl"
     st = {"step": 0, "epoch": 0, "index": 0, "wall": 0.0, "budget_s": 0.0}
     opt_state = None
@@ -394,7 +402,7 @@ def train(args: argparse.Namespace) -> dict:
             order = torch.randperm(n_rows, generator=torch.Generator().manual_seed(args.seed + st["epoch"]))
         idx = order[st["index"] : st["index"] + args.batch_size]
         rows = train_rows[idx]  # [B, L]
-        batch = collator(word_examples(rows, tokenizer) if args.whole_word else [r.long() for r in rows])
+        batch = collator(word_examples(rows, tokenizer, continuation) if args.whole_word else [r.long() for r in rows])
         s0, w0 = st.get("schedule_from_step", 0), st.get("schedule_from_wall", 0.0)
         if st["budget_s"]:
             progress = (wall0 + time.time() - start - w0) / max(st["budget_s"] - w0, 1e-9)
@@ -456,7 +464,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--device", default="auto", help="auto (CUDA when there is a GPU), cpu or cuda")
     ap.add_argument("--init-from", type=Path, default=None,
                     help="a shipped weights folder to start from when OUT has no checkpoint yet")
-    ap.add_argument("--whole-word", action="store_true", help="mask whole words (every piece -> [MASK])")
+    ap.add_argument("--whole-word", action="store_true", help="mask whole words (every piece of a chosen word; 80-10-10)")
     ap.add_argument("--lr-scale", type=float, default=1.0, help="multiply both peak learning rates")
     ap.add_argument("--bf16", choices=("auto", "on", "off"), default="auto",
                     help="bf16 autocast (auto: where the hardware runs it natively; fp32 master weights)")
