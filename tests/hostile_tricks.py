@@ -74,6 +74,18 @@ def own_graded_cell(notebook, at: int = 2, grade_id: str = "bonus", points: int 
     return notebook
 
 
+def copy_test_cell(notebook, grade_id: str):
+    """The test cell ``grade_id`` pasted again right after itself, as Jupyter's copy and paste
+    does: the copy keeps the cell's nbgrader metadata (its grade id too) and gets a new cell id.
+    nbgrader's ``DeduplicateIds`` keeps the metadata of the last copy only."""
+    notebook = nbformat.from_dict(notebook)
+    at = next(i for i, c in enumerate(notebook.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    copy = nbformat.from_dict(notebook.cells[at])
+    copy.id = nbformat.v4.new_code_cell().id
+    notebook.cells.insert(at + 1, copy)
+    return notebook
+
+
 def insert_after(notebook, index: int, *sources: str):
     """``sources`` as new code cells right after cell ``index``, in order."""
     notebook = nbformat.from_dict(notebook)

@@ -5,16 +5,20 @@ over every submission below, one trick per submission. (Every assignment's round
 ``tests/test_assignments.py`` meets most of them too, packed into its five hostile
 submissions: a rigged kernel, a memory bomb, a process bomb, a kernel that kills itself, the
 network, 200 MB of output, edited tests, answers that equal anything, a function that prints
-its calling test cell; the tricks' code is shared, in ``hostile_tricks.py``.) Each hostile submission pairs a known trick with implementations
-that fail every test, so any point it earns is a point the trick stole. Two honest
-submissions (the reference solution, and the solution with harmless extra cells that plot,
-seed and silence warnings) must keep full marks: the guard must not punish normal work.
+its calling test cell; the tricks' code is shared, in ``hostile_tricks.py``.) Each hostile
+submission pairs a known trick with implementations that fail every test, so any point it
+earns is a point the trick stole. The honest submissions (the reference solution; with harmless
+extra cells that plot, seed and silence warnings; with 5 MB of output; with a test cell copied
+and pasted, its grade id and all) must keep full marks: the guard must not punish normal work.
 
 The tricks, and what stops them:
 - rig the kernel (blank or rewrite test cells, drop asserts, swallow or hide errors, replace
   torch.equal / Tensor.__eq__ / isinstance, set a trace function): ``bertlab.grader.kernel_guard``;
 - edit, re-weight or delete test cells, add a graded cell of your own: nbgrader restores test
-  cells and their points from the gradebook (``OverwriteCells``, ``CheckCellMetadata``);
+  cells and their points from the gradebook (``OverwriteCells``, ``CheckCellMetadata``); a
+  graded cell whose grade id the gradebook does not know makes nbgrader refuse the notebook
+  (it scores 0), while a pasted copy of a known cell is harmless (``DeduplicateIds`` keeps the
+  last copy's metadata and makes the others ordinary cells);
 - kill the kernel: the cells from that point score zero, those before keep their scores;
 - hand in something that is not a notebook: nbgrader records zero and goes on
   with the other students;
@@ -32,7 +36,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from hostile_tricks import MEMORY_BOMB, NETWORK, PROCESS_BOMB, SELF_KILL, edit_tests, flood, is_test, own_graded_cell, sandboxed
+from hostile_tricks import (MEMORY_BOMB, NETWORK, PROCESS_BOMB, SELF_KILL, copy_test_cell, edit_tests, flood, is_test,
+                            own_graded_cell, sandboxed)
 
 from bertlab.grader import grading
 from bertlab.grader.feedback_redaction import spellings
@@ -222,6 +227,8 @@ def submissions(released, solution) -> dict:
     found["honest-floods-output"] = with_cell(solution, flood(5_000_000))
     found["honest"] = solution
     found["honest-extras"] = with_cell(solution, HARMLESS)
+    # An honest slip: a test cell copied and pasted (its grade id with it) costs nothing.
+    found["honest-copied-a-test-cell"] = copy_test_cell(solution, "test_pad_batch")
     return found
 
 
@@ -314,7 +321,7 @@ def test_output_is_capped_in_bytes(course):
     assert "the grader cut the output here" in autograded.read_text()
 
 
-@pytest.mark.parametrize("student", ["honest", "honest-extras", "honest-floods-output"])
+@pytest.mark.parametrize("student", ["honest", "honest-extras", "honest-floods-output", "honest-copied-a-test-cell"])
 def test_honest_work_keeps_full_marks(course, student):
     path, _, _, _ = course
     cells = grading.scores(path, ASSIGNMENT, student)

@@ -13,6 +13,7 @@ Its parts, one idea each:
   the student's kernel, so it imports the standard library only), :mod:`~bertlab.grader.warm_kernel`
   (kernels forked from one process that imported torch and transformers once);
 - :mod:`~bertlab.grader.feedback_redaction`: no hidden test in the feedback;
+- :mod:`~bertlab.grader.pasted_cells`: a graded cell pasted twice is not a reason to refuse a notebook;
 - :mod:`~bertlab.grader.collect`, :mod:`~bertlab.grader.grade_report`, :mod:`~bertlab.grader.export`:
   submissions in, the per-student table, CSV out;
 - :mod:`~bertlab.grader.grading`: the nbgrader round trip in a scratch course (tests, bench).
