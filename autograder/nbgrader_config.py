@@ -59,15 +59,20 @@ from nbgrader.preprocessors import Execute  # noqa: E402
 
 from bertlab.grader.guarded_execute import GuardedExecute  # noqa: E402
 
-_default = Autograde.class_traits()["autograde_preprocessors"].default()
-assert Execute in _default, f"nbgrader's autograde pipeline changed: {_default}"
-c.Autograde.autograde_preprocessors = [GuardedExecute if pp is Execute else pp for pp in _default]
+
+
+def _swapped(pipeline: str, theirs, ours) -> list:
+    """nbgrader's default ``Autograde.<pipeline>`` with ``theirs`` replaced by ``ours``."""
+    default = Autograde.class_traits()[pipeline].default()
+    assert theirs in default, f"nbgrader's {pipeline} changed: {default}"
+    return [ours if pp is theirs else pp for pp in default]
+
+
+c.Autograde.autograde_preprocessors = _swapped("autograde_preprocessors", Execute, GuardedExecute)
 
 # A test cell pasted twice keeps its last copy's grade id; the others become ordinary cells
 # (nbgrader's own DeduplicateIds leaves them empty metadata, and the notebook is refused).
 from nbgrader.preprocessors import DeduplicateIds  # noqa: E402
 from bertlab.grader.pasted_cells import DropDuplicateIds  # noqa: E402
 
-_sanitize = Autograde.class_traits()["sanitize_preprocessors"].default()
-assert DeduplicateIds in _sanitize, f"nbgrader's sanitize pipeline changed: {_sanitize}"
-c.Autograde.sanitize_preprocessors = [DropDuplicateIds if pp is DeduplicateIds else pp for pp in _sanitize]
+c.Autograde.sanitize_preprocessors = _swapped("sanitize_preprocessors", DeduplicateIds, DropDuplicateIds)

@@ -17,8 +17,8 @@ The tricks, and what stops them:
 - edit, re-weight or delete test cells, add a graded cell of your own: nbgrader restores test
   cells and their points from the gradebook (``OverwriteCells``, ``CheckCellMetadata``); a
   graded cell whose grade id the gradebook does not know makes nbgrader refuse the notebook
-  (it scores 0), while a pasted copy of a known cell is harmless (``DeduplicateIds`` keeps the
-  last copy's metadata and makes the others ordinary cells);
+  (it scores 0), while a pasted copy of a known cell is harmless (``bertlab.grader.pasted_cells``
+  keeps the last copy's metadata and makes the others ordinary cells);
 - kill the kernel: the cells from that point score zero, those before keep their scores;
 - hand in something that is not a notebook: nbgrader records zero and goes on
   with the other students;
