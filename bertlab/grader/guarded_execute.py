@@ -10,8 +10,9 @@
 - caps the memory, processes and threads of every kernel (:mod:`bertlab.grader.kernel_limits`);
 - bounds time twice: a cell past ``timeout`` (nbgrader's own, 120 s in the course config) is
   interrupted and the notebook goes on; the whole notebook past ``notebook_timeout`` (its wall
-  clock, 600 s) has its kernel stopped; so has a kernel that ignores the interrupt
-  (``signal.signal(SIGINT, SIG_IGN)`` and a long sleep: plain nbgrader discards the submission);
+  clock, 600 s) has its kernel stopped; so has a kernel that has not stopped the cell
+  ``interrupt_grace`` seconds after the interrupt (``signal.signal(SIGINT, SIG_IGN)`` and a long
+  sleep: plain nbgrader discards the submission);
 - costs a dying kernel (``os._exit``, a signal, a crash, a cap) only the cells from that
   point: plain nbgrader discards the whole submission (every score None); here the cell it died
   in and every later code cell get an error output, so their tests score 0, and the cells that
@@ -81,6 +82,11 @@ class GuardedExecute(Execute):
         "is stopped: the cell running and every later one score 0, the cells before keep their scores. "
         "A single cell's limit is `timeout` (it is interrupted, and the notebook goes on)."))
 
+    interrupt_grace = Integer(30, config=True, help=(
+        "Seconds a cell interrupted at its timeout has to stop; a kernel still busy after that "
+        "ignores the interrupt and is stopped: that cell and every later one score 0. (nbclient would "
+        "wait `iopub_timeout` for the interrupted cell's last outputs; this wait replaces it.)"))
+
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
         super().__init__(*args, **kwargs)
@@ -127,7 +133,13 @@ class GuardedExecute(Execute):
     async def _async_handle_timeout(self, timeout, cell=None):
         if self._past_deadline():
             await self._stop_kernel(self._wall_clock())
-        return await super()._async_handle_timeout(timeout, cell)
+        self._interrupted_after = timeout
+        reply = await super()._async_handle_timeout(timeout, cell)
+        # nbclient now waits iopub_timeout for the interrupted cell's last outputs (its idle status):
+        # that wait is the kernel's grace; past it nbclient raises CellTimeoutError (preprocess_cell).
+        # Set back after the cell.
+        self.iopub_timeout = self.interrupt_grace
+        return reply
 
     def _fingerprint(self) -> tuple[dict | None, str]:
         """The kernel's fingerprint now, or (None, why not)."""
@@ -147,6 +159,7 @@ class GuardedExecute(Execute):
                 cell.outputs = [error_output("KernelDied", f"not run: the kernel died in cell {self._died_in}, "
                                              "so this cell scores 0")]
             return cell, resources
+        iopub_timeout, self._interrupted_after = self.iopub_timeout, None
         try:
             try:
                 if cell.cell_type == "code" and self._past_deadline():
@@ -155,9 +168,16 @@ class GuardedExecute(Execute):
             except CellTimeoutError:
                 # nbgrader interrupted a cell past its timeout, and the kernel never went idle: it
                 # ignores interrupts. Plain nbgrader discards the whole submission here.
-                run_sync(self._stop_kernel)(f"a cell ran past its {self.timeout} s limit and ignored the interrupt")
+                if self._interrupted_after is None:  # a reply whose outputs never ended
+                    why = f"the kernel sent no end to a cell's outputs for {iopub_timeout} s"
+                else:
+                    why = (f"a cell ran past its {self._interrupted_after} s limit and ignored the interrupt "
+                           f"for {self.interrupt_grace} s")
+                run_sync(self._stop_kernel)(why)
         except DeadKernelError:
             return self._dead(cell, resources, index)
+        finally:
+            self.iopub_timeout = iopub_timeout
 
     def _dead(self, cell, resources, index):
         """The kernel died in this cell: say why there; every later code cell gets an error."""
