@@ -25,6 +25,31 @@ PROCESS_CAP_SAID = "processes, more than the cap"
 #: The kernel kills itself.
 SELF_KILL = "import os\nos._exit(1)"
 
+# --- cells that take too long -----------------------------------------------------------------
+
+#: The first line of a cell that the round trips grade under a short time limit
+#: (:func:`short_time_limits`), so that every assignment meets the time-limit cases in seconds.
+TIME_LIMIT_CASE = "# a time-limit case"
+
+#: An endless loop: interrupted at its cell's time limit, and the notebook goes on.
+ENDLESS_LOOP = f"{TIME_LIMIT_CASE}\nwhile True:\n    pass"
+
+#: Ignores the interrupt and sleeps for 10 minutes: the grader stops the kernel.
+IGNORES_INTERRUPT = (f"{TIME_LIMIT_CASE}\nimport signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                     "time.sleep(600)")
+IGNORED_INTERRUPT_SAID = "limit and ignored the interrupt"
+
+
+def short_time_limits(course, seconds: int = 5, grace: int = 5) -> None:
+    """Append to the course config of the scratch course ``course``: a cell that starts with
+    ``TIME_LIMIT_CASE`` is interrupted after ``seconds`` (every other cell keeps the course's
+    own limit, nbclient's ``timeout_func``), and a kernel that has not stopped ``grace`` seconds
+    after an interrupt is stopped (``GuardedExecute.interrupt_grace``; the course's is 30 s)."""
+    with (course / "autograder" / "nbgrader_config.py").open("a") as config:
+        config.write(f"\nc.Execute.timeout_func = lambda cell, limit=c.Execute.timeout: "
+                     f"{seconds} if cell.source.startswith({TIME_LIMIT_CASE!r}) else limit\n"
+                     f"c.GuardedExecute.interrupt_grace = {grace}\n")
+
 #: Three connections out; the sandbox has no network, so each prints "no network:".
 NETWORK = '''
 import socket

@@ -10,21 +10,25 @@
 - five hostile submissions score what their honest content deserves, with the hostile
   suite's tricks packed into them so that every assignment meets them at almost no extra
   grading time (``tests/test_hostile.py`` runs its whole list on ps00, one trick per
-  submission, with the time-limit cases, which cost a cell's full timeout each):
+  submission):
   a kernel rigged to blank every later cell scores 0; honest work that tries the network (off),
-  prints 200 MB on one line (cut to the cap), then kills its own kernel after the first test
-  keeps exactly the tests before; every graded function returning an object that claims to
+  prints 200 MB on one line (cut to the cap), runs an endless loop (interrupted), then kills
+  its own kernel after the first test keeps exactly the tests before; every graded function
+  returning an object that claims to
   equal anything (a plain object's ``==``, a tensor answering ``torch.equal`` / ``allclose`` /
   ``==`` itself) scores 0, so every hidden test compares plain values, even with every test
   cell edited to ``pass`` at 100 points (a graded cell of the student's own makes nbgrader
   refuse the notebook: ps00's suite shows it scores 0); functions that print the test cell
   calling them (the hidden tests' source) score 0, with none of it in their feedback; and a
-  memory bomb and a process bomb after the last cell (of the liars) are stopped at their caps;
+  memory bomb, a process bomb and a 10-minute sleep that ignores the interrupt after the last
+  cell (of the liars) are stopped. The two time-limit cells get a 5 s limit and 5 s of grace
+  after the interrupt (``hostile_tricks.short_time_limits``; every other cell keeps the
+  course's 120 s): the course's own limits would cost four minutes per assignment;
 - the feedback HTML (of the stub, the solution and the hostile submissions) shows no
   hidden-test source line;
 - the grades export has one row per submission with the expected score;
-- exercises/ is exactly what nbgrader generates from solutions/, and holds no marker,
-  solution line or hidden-test line.
+- exercises/ is exactly what nbgrader generated from solutions/ in that round trip, and holds
+  no marker, solution line or hidden-test line.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import ast
 import csv
 import json
 import runpy
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import hostile_tricks as tricks
@@ -124,9 +129,10 @@ def hostile_submissions(solution) -> tuple[dict, set]:
     first = next(i for i, c in enumerate(solution.cells) if is_test_cell(c))
     kept = {c.metadata["nbgrader"]["grade_id"] for c in solution.cells[:first + 1] if is_test_cell(c)}
     rigged = tricks.insert_after(solution, 0, RIG)  # it blanks every later cell, a bomb's too
-    # just before the first test: the network (its output must stay visible), then the flood
-    dies = tricks.insert_after(solution, first - 1, tricks.NETWORK, tricks.flood(200_000_000))
-    dies = tricks.insert_after(dies, first + 2, tricks.SELF_KILL)
+    # just before the first test: the network (its output must stay visible), the flood, and an
+    # endless loop (interrupted: the notebook goes on, and the first test still counts)
+    dies = tricks.insert_after(solution, first - 1, tricks.NETWORK, tricks.flood(200_000_000), tricks.ENDLESS_LOOP)
+    dies = tricks.insert_after(dies, first + 3, tricks.SELF_KILL)
     every_function = {**LIARS, "hostile-prints-calling-cell": PRINTS_CALLER}
     liars = {student: grading.replace_solutions(solution, {
         grade_id: "\n".join(template.format(name=name) for name in names)
@@ -136,6 +142,8 @@ def hostile_submissions(solution) -> tuple[dict, set]:
     liars["hostile-always-equal"] = tricks.insert_after(equal, len(equal.cells) - 1, tricks.MEMORY_BOMB)
     printer = liars["hostile-prints-calling-cell"]
     liars["hostile-prints-calling-cell"] = tricks.insert_after(printer, len(printer.cells) - 1, tricks.PROCESS_BOMB)
+    lying = liars["hostile-lying-tensor"]
+    liars["hostile-lying-tensor"] = tricks.insert_after(lying, len(lying.cells) - 1, tricks.IGNORES_INTERRUPT)
     return {"hostile-rigged-kernel": rigged, "hostile-dies-after-first-test": dies, **liars}, kept
 
 
@@ -150,21 +158,46 @@ def visible_and_hidden(cells: dict) -> tuple[dict, dict]:
 
 
 def autograded_outputs(course: Path, assignment: str, student: str) -> str:
-    """Every error message and printed line of a student's autograded notebook."""
+    """Every error (its name and message) and printed line of a student's autograded notebook."""
     path = course / "autograder" / "autograded" / student / assignment / f"{grading.notebook_name(assignment)}.ipynb"
     texts = []
     for cell in nbformat.read(path, as_version=4).cells:
         for out in cell.get("outputs", []):
-            texts += [out.get("evalue", ""), out.get("text", "")]
+            texts += [out.get("ename", ""), out.get("evalue", ""), out.get("text", "")]
     return "\n".join(texts)
+
+
+def validate(course: Path, assignment: str) -> dict[str, str]:
+    """``nbgrader validate`` as a student runs it: its report on the released stub (``--invert``)
+    and on the reference solution."""
+    name = grading.notebook_name(assignment)
+    stub = course / "exercises" / assignment / f"{name}.ipynb"
+    solution = course / "solutions" / assignment / f"{name}.ipynb"
+    return {"stub": grading.nbgrader(course, "validate", str(stub), "--invert").stdout,
+            "solution": grading.nbgrader(course, "validate", str(solution)).stdout}
+
+
+VALIDATED: dict[Path, Future] = {}  # course -> validate()'s reports, run beside the autograde
 
 
 @pytest.fixture(scope="module", params=ASSIGNMENTS)
 def graded(request, tmp_path_factory):
-    """Release, submit stub + solution + every variant, autograde once, feedback, export."""
+    """Release, submit stub + solution + every variant, autograde once, feedback, export; and
+    validate the stub and the solution meanwhile (a plain kernel each; the autograde's kernels
+    often wait, and the two cores have time to spare)."""
     assignment = request.param
     course = grading.make_course(tmp_path_factory.mktemp(assignment))
+    tricks.short_time_limits(course)  # for the cells of the time-limit cases only
     released = nbformat.read(grading.release(course, assignment), as_version=4)
+    with ThreadPoolExecutor(1) as beside:
+        VALIDATED[course] = beside.submit(validate, course, assignment)
+        _grade_everyone(course, assignment, released)
+    return assignment, course, released, variants(assignment)
+
+
+def _grade_everyone(course: Path, assignment: str, released) -> None:
+    """Submit the stub, the solution, every variant and the hostile submissions; autograde them in
+    one ``nbgrader autograde``; feedback for some; export every grade."""
     found = variants(assignment)
 
     grading.submit(course, assignment, "stub", released)
@@ -182,7 +215,6 @@ def graded(request, tmp_path_factory):
     # removed cell by cell, the same for every student, and HTML costs a second each.
     grading.feedback(course, assignment, "[sh]*")
     grading.export_grades(course)
-    return assignment, course, released, found
 
 
 def total(cells: dict) -> tuple[float, float]:
@@ -197,9 +229,8 @@ def test_stub_scores_zero(graded):
 
 
 def test_stub_fails_validate(graded):
-    assignment, course, _, _ = graded
-    stub = course / "exercises" / assignment / f"{grading.notebook_name(assignment)}.ipynb"
-    out = grading.nbgrader(course, "validate", str(stub), "--invert").stdout
+    _, course, _, _ = graded
+    out = VALIDATED[course].result()["stub"]
     assert "Success! The notebook does not pass any tests." in out, out
 
 
@@ -211,9 +242,8 @@ def test_solution_scores_full_marks(graded):
 
 
 def test_solution_passes_validate(graded):
-    assignment, course, _, _ = graded
-    notebook = course / "solutions" / assignment / f"{grading.notebook_name(assignment)}.ipynb"
-    out = grading.nbgrader(course, "validate", str(notebook)).stdout
+    _, course, _, _ = graded
+    out = VALIDATED[course].result()["solution"]
     assert "Success! Your notebook passes all the tests." in out, out
 
 
@@ -275,6 +305,7 @@ def test_hostile_submissions_score_what_their_honest_content_deserves(graded):
         f"{assignment}: a kernel that died after the first test kept {scored}, not {kept}")
     said = autograded_outputs(course, assignment, "hostile-dies-after-first-test")
     assert tricks.OUTPUT_CUT_SAID in said and len(said) < 1_500_000, len(said)
+    assert "CellTimeoutError" in said or "KeyboardInterrupt" in said, "the endless loop was not interrupted"
     if tricks.sandboxed():
         assert said.count("no network:") == 3 and "reached" not in said, said[:1500]
     for liar in LIARS:
@@ -287,6 +318,7 @@ def test_hostile_submissions_score_what_their_honest_content_deserves(graded):
     assert points == {k: c.max_score for k, c in grading.scores(course, assignment, "solution").items()}, (
         "edited tests' points reached the gradebook")
     assert tricks.MEMORY_CAP_SAID in autograded_outputs(course, assignment, "hostile-always-equal")
+    assert tricks.IGNORED_INTERRUPT_SAID in autograded_outputs(course, assignment, "hostile-lying-tensor")
     printer = "hostile-prints-calling-cell"
     assert total(grading.scores(course, assignment, printer))[0] == 0
     assert tricks.PROCESS_CAP_SAID in autograded_outputs(course, assignment, printer)
@@ -320,11 +352,11 @@ def test_grades_export(graded):
     assert float(by_student["stub"]["score"]) == 0
 
 
-@pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_exercises_are_generated_from_solutions(assignment, tmp_path):
-    """`make exercises` would change nothing: the committed release is current."""
-    course = grading.make_course(tmp_path)
-    fresh = grading.release(course, assignment)
+def test_exercises_are_generated_from_solutions(graded):
+    """`make exercises` would change nothing: the committed release is what nbgrader generated
+    from solutions/ for this round trip."""
+    assignment, course, _, _ = graded
+    fresh = course / "exercises" / assignment / f"{grading.notebook_name(assignment)}.ipynb"
     committed = REPO / "exercises" / assignment / fresh.name
     assert committed.exists(), f"exercises/{assignment} is missing: run `make exercises`"
     assert json.loads(committed.read_text()) == json.loads(fresh.read_text()), (

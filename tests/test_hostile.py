@@ -386,7 +386,8 @@ def test_feedback_quotes_no_hidden_test(course):
 
 # --- the resource cases: time, output, network, in a batch graded in parallel ------------------
 
-CELL_TIMEOUT, WALL_CLOCK = 20, 90  # seconds; the course's own are 120 and 600 (cut here to keep CI short)
+# seconds; the course's own are 120, 600 and 30 (cut here to keep CI short)
+CELL_TIMEOUT, WALL_CLOCK, INTERRUPT_GRACE = 20, 90, 5
 
 def slow_cells(solution, n: int):
     """``n`` cells of ``time.sleep``, each 5 s under the cell's limit, after the first function's tests."""
@@ -421,7 +422,8 @@ def resources(tmp_path_factory):
 
     course = grading.make_course(tmp_path_factory.mktemp("resources"))
     with (course / "autograder" / "nbgrader_config.py").open("a") as config:
-        config.write(f"\nc.Execute.timeout = {CELL_TIMEOUT}\nc.GuardedExecute.notebook_timeout = {WALL_CLOCK}\n")
+        config.write(f"\nc.Execute.timeout = {CELL_TIMEOUT}\nc.GuardedExecute.notebook_timeout = {WALL_CLOCK}\n"
+                     f"c.GuardedExecute.interrupt_grace = {INTERRUPT_GRACE}\n")
     grading.release(course, ASSIGNMENT)
     for student, notebook in resource_submissions(grading.solution_notebook(ASSIGNMENT)).items():
         grading.submit(course, ASSIGNMENT, student, notebook)
