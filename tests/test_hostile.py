@@ -4,8 +4,9 @@ One scratch course, one assignment (ps00, the quickest to grade), one ``nbgrader
 over every submission below, one trick per submission. (Every assignment's round trip in
 ``tests/test_assignments.py`` meets most of them too, packed into its five hostile
 submissions: a rigged kernel, a memory bomb, a process bomb, a kernel that kills itself, the
-network, 200 MB of output, edited tests, answers that equal anything, a function that prints
-its calling test cell; the tricks' code is shared, in ``hostile_tricks.py``.) Each hostile
+network, 200 MB of output, an endless loop, a 10-minute sleep that ignores the interrupt,
+edited tests, answers that equal anything, a function that prints its calling test cell; the
+tricks' code is shared, in ``hostile_tricks.py``.) Each hostile
 submission pairs a known trick with implementations that fail every test, so any point it
 earns is a point the trick stole. The honest submissions (the reference solution; with harmless
 extra cells that plot, seed and silence warnings; with 5 MB of output; with a test cell copied
