@@ -166,8 +166,8 @@ class GuardedExecute(Execute):
                     run_sync(self._stop_kernel)(self._wall_clock())
                 return self._preprocess_cell(cell, resources, index)
             except CellTimeoutError:
-                # nbgrader interrupted a cell past its timeout, and the kernel never went idle: it
-                # ignores interrupts. Plain nbgrader discards the whole submission here.
+                # The kernel never went idle: after the interrupt at a cell's timeout (it ignores
+                # interrupts), or after a reply. Plain nbgrader discards the whole submission here.
                 if self._interrupted_after is None:  # a reply whose outputs never ended
                     why = f"the kernel sent no end to a cell's outputs for {iopub_timeout} s"
                 else:
