@@ -189,16 +189,16 @@ def graded(request, tmp_path_factory):
     course = grading.make_course(tmp_path_factory.mktemp(assignment))
     tricks.short_time_limits(course)  # for the cells of the time-limit cases only
     released = nbformat.read(grading.release(course, assignment), as_version=4)
+    found = variants(assignment)
     with ThreadPoolExecutor(1) as beside:
         VALIDATED[course] = beside.submit(validate, course, assignment)
-        _grade_everyone(course, assignment, released)
-    return assignment, course, released, variants(assignment)
+        _grade_everyone(course, assignment, released, found)
+    return assignment, course, released, found
 
 
-def _grade_everyone(course: Path, assignment: str, released) -> None:
-    """Submit the stub, the solution, every variant and the hostile submissions; autograde them in
-    one ``nbgrader autograde``; feedback for some; export every grade."""
-    found = variants(assignment)
+def _grade_everyone(course: Path, assignment: str, released, found: dict) -> None:
+    """Submit the stub, the solution, every variant in ``found`` and the hostile submissions;
+    autograde them in one ``nbgrader autograde``; feedback for some; export every grade."""
 
     grading.submit(course, assignment, "stub", released)
     solution = grading.solution_notebook(assignment)

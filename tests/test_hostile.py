@@ -37,8 +37,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from hostile_tricks import (MEMORY_BOMB, NETWORK, PROCESS_BOMB, SELF_KILL, copy_test_cell, edit_tests, flood, is_test,
-                            own_graded_cell, sandboxed)
+from hostile_tricks import (ENDLESS_LOOP, IGNORES_INTERRUPT, MEMORY_BOMB, NETWORK, PROCESS_BOMB, SELF_KILL,
+                            copy_test_cell, edit_tests, flood, is_test, own_graded_cell, sandboxed)
 
 from bertlab.grader import grading
 from bertlab.grader.feedback_redaction import spellings
@@ -402,11 +402,9 @@ def resource_submissions(solution) -> dict:
     """Honest work with one resource trick each, and the plain honest notebook beside them."""
     return {
         # interrupted at the cell's timeout; the notebook goes on, and every test still passes
-        "honest-then-infinite-loop": with_cell(solution, "while True:\n    pass"),
+        "honest-then-infinite-loop": with_cell(solution, ENDLESS_LOOP),
         # ignores the interrupt and sleeps 10 minutes: the kernel is stopped
-        "honest-then-sleeps-10-minutes": with_cell(
-            solution, "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(600)",
-            after=LAST_OF_FIRST_FUNCTION),
+        "honest-then-sleeps-10-minutes": with_cell(solution, IGNORES_INTERRUPT, after=LAST_OF_FIRST_FUNCTION),
         # cells each under the cell's limit, together past the notebook's wall clock
         "honest-then-slow-cells": slow_cells(solution, WALL_CLOCK // (CELL_TIMEOUT - 5) + 1),
         "honest-prints-200-MB": with_cell(solution, flood(200_000_000)),
