@@ -460,3 +460,16 @@ def test_the_shipping_rule_keeps_the_shipped_checkpoint_against_itself():
     v4 = next(h for h in better["heldout_sets"] if h["mix"] == "v4")
     v4.update(accuracy=0.51, copy_rate=v4["copy_rate"] / 2)
     assert all(holds for *_, holds in decide.criteria(better, shipped, delta_bytes=22_000_000))
+
+
+def test_deciding_a_run_says_what_is_missing(tmp_path, capsys):
+    from bertlab.checkpoint import decide
+
+    with pytest.raises(SystemExit):  # neither a candidate nor a run
+        decide.main([])
+    capsys.readouterr()
+    with pytest.raises(SystemExit, match="checkpoint.pt not found; train a stage"):
+        decide.main(["--run", str(tmp_path)])
+    (tmp_path / "checkpoint.pt").write_bytes(b"")
+    with pytest.raises(SystemExit, match="heldout.txt not found; build it with"):
+        decide.main(["--run", str(tmp_path), "--corpus", str(tmp_path / "corpus")])

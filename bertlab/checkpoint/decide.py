@@ -1,6 +1,12 @@
 """Apply the rule for shipping a new course checkpoint (``RUNS.md``) to a candidate's evaluation.
 
     python -m bertlab.checkpoint.decide runs/evaluation-5a.json [--shipped bertlab/checkpoint/weights/evaluation.json]
+    python -m bertlab.checkpoint.decide --run runs/train-5b
+
+The second form does a stage's whole check in one command: it exports the run's weights to
+``RUN/weights`` (``export.py``; the shipped ones are not touched), evaluates them on mix v4's
+held-out split and the probes into ``RUN/evaluation.json`` (``evaluate.py``), and applies the
+rule to that, with the delta's size.
 
 Prints each criterion with the candidate's figure and whether it holds, then SHIP or KEEP, and
 exits 0 only for SHIP. The candidate's JSON is what ``bertlab.checkpoint.evaluate --json`` writes
@@ -47,12 +53,40 @@ def criteria(candidate: dict, shipped: dict, delta_bytes: int | None = None) -> 
     return rows
 
 
+def evaluate_run(run: Path, corpus: Path) -> tuple[Path, Path]:
+    """Export ``run`` to ``run/weights`` and evaluate it into ``run/evaluation.json``.
+
+    Returns ``(evaluation json, weights folder)``. The assembled model goes to the usual cache
+    (``embedded.cache_root()``), keyed by the exported manifest like the shipped checkpoint's."""
+    from bertlab.checkpoint import embedded, evaluate, export
+
+    if not (run / "checkpoint.pt").is_file():
+        raise SystemExit(f"bertlab: {run}/checkpoint.pt not found; train a stage into {run} first (RUNS.md)")
+    if not (corpus / "heldout.txt").is_file():
+        raise SystemExit(f"bertlab: {corpus}/heldout.txt not found; build it with "
+                         f"`python -m bertlab.checkpoint.corpus --mix {HELDOUT_MIX} --out {corpus}`")
+    weights, result = run / "weights", run / "evaluation.json"
+    weights.mkdir(exist_ok=True)
+    export.export(run, weights, corpora=[corpus])
+    model = embedded.checkpoint_path(weights)
+    evaluate.main(["--model", model, "--corpus", str(corpus), "--no-load", "--json", str(result)])
+    return result, weights
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("candidate", type=Path, help="the candidate's evaluation JSON")
+    ap.add_argument("candidate", type=Path, nargs="?", help="the candidate's evaluation JSON")
+    ap.add_argument("--run", type=Path, default=None,
+                    help="a stage's training folder: export, evaluate and decide it (instead of CANDIDATE)")
+    ap.add_argument("--corpus", type=Path, default=Path(f"runs/corpus-{HELDOUT_MIX}"),
+                    help=f"with --run: the built mix {HELDOUT_MIX} corpus whose held-out split to score")
     ap.add_argument("--shipped", type=Path, default=WEIGHTS_DIR / "evaluation.json")
     ap.add_argument("--weights", type=Path, default=None, help="the candidate's exported weights folder")
     args = ap.parse_args(argv)
+    if (args.candidate is None) == (args.run is None):
+        ap.error("give either a candidate's evaluation JSON or --run RUN")
+    if args.run is not None:
+        args.candidate, args.weights = evaluate_run(args.run, args.corpus)
     for path in (args.candidate, args.shipped):
         if not path.is_file():
             raise SystemExit(f"bertlab: {path} not found; write it with `python -m bertlab.checkpoint.evaluate --json {path}`")
