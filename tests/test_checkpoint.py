@@ -473,3 +473,23 @@ def test_deciding_a_run_says_what_is_missing(tmp_path, capsys):
     (tmp_path / "checkpoint.pt").write_bytes(b"")
     with pytest.raises(SystemExit, match="heldout.txt not found; build it with"):
         decide.main(["--run", str(tmp_path), "--corpus", str(tmp_path / "corpus")])
+
+
+def test_the_thread_tuner_probes_less_often_while_probes_lose_and_follows_a_busy_machine(monkeypatch):
+    from bertlab.checkpoint.train import ThreadTuner
+
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: None)
+    tuner, used = ThreadTuner(2), []
+    step_time = {2: 1.0, 1: 2.0}  # a quiet machine: two threads are faster
+    for _ in range(1000):
+        used.append(tuner.threads_for_next_step())
+        tuner.record(step_time[used[-1]])
+    probes = [i for i in range(1, len(used)) if used[i] == 1 and used[i - 1] == 2]
+    gaps = [b - a for a, b in zip(probes, probes[1:])]
+    assert gaps[:4] == [80, 160, 320, 320], gaps  # 40 -> 80 -> 160 -> 320 steps, then no longer
+    assert used.count(1) / len(used) < 0.03, used.count(1)
+    step_time = {2: 3.0, 1: 2.0}  # the machine gets busy: one thread is faster now
+    for _ in range(10):
+        used.append(tuner.threads_for_next_step())
+        tuner.record(step_time[used[-1]])
+    assert used[-5:] == [1] * 5, used[-10:]
