@@ -121,6 +121,26 @@ def test_sotu_keeps_addresses_since_1900_without_stage_directions(tmp_path):
     assert all(len(re.findall(r"[.!?](?:\s|$)", c)) <= 6 for c in chunks)  # paragraphs of <= 6 sentences
 
 
+def test_cataclysm_keeps_descriptions_and_dialogue_without_markup_or_profanity(tmp_path):
+    data = tmp_path / "usr/share/games/cataclysm-dda/json/items"
+    data.mkdir(parents=True)
+    (data / "tools.json").write_text(json.dumps([
+        {"type": "TOOL", "id": "knife_butter", "name": {"str": "butter knife"},
+         "description": "A dull knife,  absolutely worthless in combat.\nExcellent for spreading soft things on bread."},
+        {"type": "TOOL", "id": "key", "description": {"str": "A small brass key on a ring, for the <color_white>front door</color>."}},
+        {"type": "talk_topic", "dynamic_line": {"u_male": "Hello there, <name_g>, what brings you here?",
+                                                 "no": "Well, my mother kept chickens on the farm behind the house."},
+         "responses": [{"text": "What the fuck are you doing out here?"}, {"text": "Bye."}]},
+        {"type": "ARMOR", "id": "x", "name": "long name with many words in it but no description key"},
+    ]), encoding="utf-8")
+    (data / "broken.json").write_text("{ not json")
+    assert sorted(corpus.extract_cataclysm(tmp_path)) == [
+        "A dull knife, absolutely worthless in combat. Excellent for spreading soft things on bread.",
+        "A small brass key on a ring, for the front door.",  # colour markup keeps its words
+        "Well, my mother kept chickens on the farm behind the house.",  # nested under dynamic_line
+    ]  # a filled-in <name_g>, profanity, short lines and names are dropped
+
+
 def test_moby_dick_paragraphs_skip_chapter_titles(tmp_path):
     data = tmp_path / "package/data"
     data.mkdir(parents=True)
