@@ -260,6 +260,10 @@ def test_second_stage_on_another_corpus(tiny_run, tiny_corpus, tmp_path):
     assert [s["name"] for s in manifest["stages"][1]["sources"]] == ["synthetic-2"]
     with pytest.raises(RuntimeError, match="pass its folder with --corpus"):
         export.export(run, tmp_path / "weights-2", corpora=[other])
+    # the run's own last corpus is always found, so a stage trained on one mix and scored on
+    # another's held-out split (decide --run --corpus) needs only the scoring corpus
+    again = export.export(run, tmp_path / "weights-3", corpora=[tiny_corpus])
+    assert [s["mix"] for s in again["stages"]] == ["v1", "v2"]
 
 
 # ----------------------------------------------------------------------------- export & assembly

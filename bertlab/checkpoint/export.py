@@ -120,7 +120,8 @@ def export(run: Path, out: Path = WEIGHTS_DIR, base: Path | None = None,
     save_file(delta, out / DELTA_FILE, metadata={"format": "pt", "bertlab_name": BERTLAB_NAME})
     os.chmod(out / DELTA_FILE, 0o644)  # safetensors writes 0600
     shutil.copyfile(run / "curve.jsonl", out / "curve.jsonl")
-    corpora = corpora or [Path(ck.get("args", {}).get("corpus", "runs/corpus"))]
+    # the run's own training corpus is always a candidate (a stage on mix v5 evaluated on v4's split)
+    corpora = [*(corpora or []), Path(ck.get("args", {}).get("corpus", "runs/corpus"))]
     prior_file = run / "prior_stages.json"
     prior = json.loads(prior_file.read_text()) if prior_file.is_file() else None
     run_stages = stages(curve, corpora, prior)
