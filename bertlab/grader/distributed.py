@@ -21,7 +21,8 @@ a scheduler, workers started by hand, by ``dask-jobqueue`` on SLURM, or on Kuber
   (:func:`bertlab.grader.parallel.record`), then the graded notebooks, then the state file.
 - A worker that dies mid-task: the scheduler runs its task again on another worker (Dask's own
   rescheduling); a submission that has killed ``distributed.scheduler.allowed-failures`` workers
-  (3 by default) comes back as ``KilledWorker`` and is reported, not retried for ever.
+  (3 by default) comes back as ``KilledWorker`` (or, in a race, as a task the scheduler dropped
+  with the course's files those workers held) and is reported, not retried for ever.
 
 Used by ``python -m bertlab.grader autograde ASSIGNMENT --scheduler tcp://host:8786`` and by
 ``make bench`` (a ``LocalCluster``); the README shows a cluster set up by hand.
@@ -156,6 +157,8 @@ def autograde(course: Path, assignment: str, scheduler, students: list[str] | No
     ``task`` is what each Dask task runs (:func:`grade_task`, with its arguments); the tests pass
     one that kills its worker, which a sandboxed submission cannot do, to prove that such a
     submission is reported once the scheduler gives up on it."""
+    from concurrent.futures import CancelledError
+
     from distributed import Client, as_completed
     from distributed.scheduler import KilledWorker
 
@@ -182,6 +185,12 @@ def autograde(course: Path, assignment: str, scheduler, students: list[str] | No
                     result = future.result()
                 except KilledWorker as exc:
                     result = _failed(student, 0.0, f"it killed every worker it ran on ({exc}); not retried again")
+                except CancelledError as exc:
+                    # the grader cancels nothing itself: the scheduler drops a task whose
+                    # workers all died, together with the scattered bundle they held, and may
+                    # do so before it marks the task KilledWorker (a race in distributed)
+                    result = _failed(student, 0.0, "the scheduler dropped its task: it most likely killed every "
+                                     f"worker it ran on, and the course's files with them ({exc}); not retried again")
                 except Exception as exc:  # the task itself failed (a bad bundle, a full disk): say so
                     result = _failed(student, 0.0, f"{type(exc).__name__}: {exc}")
                 outcome = Outcome(student, result["success"], result["seconds"], result["error"],
