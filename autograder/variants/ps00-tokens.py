@@ -89,6 +89,79 @@ def segment_ids(input_ids, sep_token_id):
     return ((before == 1) & (before + is_sep <= 2)).long()
 ''',
     },
+    # The attention mask from the ids (ids != pad_id), not from the lengths: a real token whose
+    # id equals pad_id is masked (found by review).
+    "pad_mask_from_ids": {
+        "impl_pad_batch": '''
+def pad_batch(sequences, pad_id, max_length=None):
+    if not sequences:
+        raise ValueError("empty batch")
+    longest = max(len(s) for s in sequences)
+    T = longest if max_length is None else max_length
+    if longest > T:
+        raise ValueError("too long")
+    ids = torch.tensor([list(s) + [pad_id] * (T - len(s)) for s in sequences], dtype=torch.long).reshape(len(sequences), T)
+    mask = (ids != pad_id).long()
+    return ids, mask
+''',
+    },
+    # `max_length or longest`: max_length=0 is taken as 'no max_length', so a longer sequence
+    # raises no ValueError (found by review).
+    "pad_max_length_zero_ignored": {
+        "impl_pad_batch": '''
+def pad_batch(sequences, pad_id, max_length=None):
+    if not sequences:
+        raise ValueError("empty batch")
+    T = max_length or max(len(s) for s in sequences)
+    ids = torch.full((len(sequences), T), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(sequences), T), dtype=torch.long)
+    for b, s in enumerate(sequences):
+        if len(s) > T:
+            raise ValueError("too long")
+        ids[b, :len(s)] = torch.tensor(s, dtype=torch.long)
+        mask[b, :len(s)] = 1
+    return ids, mask
+''',
+    },
+    # Decides 'pair or single text' once for the whole batch: next to a pair row, a shorter
+    # single text's padding becomes segment 1 (found by review).
+    "segment_pairs_per_batch": {
+        "impl_segment_ids": '''
+def segment_ids(input_ids, sep_token_id):
+    is_sep = (input_ids == sep_token_id).long()
+    before = torch.cumsum(is_sep, dim=1) - is_sep
+    if int(is_sep.sum(dim=1).max()) < 2:
+        return torch.zeros_like(input_ids)
+    return ((before == 1) & (before + is_sep <= 2)).long()
+''',
+    },
+    # Ignores sep_token_id and looks for 102, BERT's usual [SEP] (found by review).
+    "segment_hard_coded_sep": {
+        "impl_segment_ids": '''
+def segment_ids(input_ids, sep_token_id):
+    is_sep = (input_ids == 102).long()
+    before = torch.cumsum(is_sep, dim=1) - is_sep
+    pair = is_sep.sum(dim=1, keepdim=True) >= 2
+    return ((before == 1) & (before + is_sep <= 2) & pair).long()
+''',
+    },
+    # Overwrites the first [SEP] in the caller's input_ids to find the second one (found by review).
+    "segment_modifies_input": {
+        "impl_segment_ids": '''
+def segment_ids(input_ids, sep_token_id):
+    out = torch.zeros_like(input_ids)
+    for b in range(input_ids.shape[0]):
+        row = input_ids[b]
+        seps = (row == sep_token_id).nonzero().flatten()
+        if len(seps) < 2:
+            continue
+        first = int(seps[0])
+        row[first] = 0          # hide the first [SEP] to find the second one
+        second = int((row == sep_token_id).nonzero()[0])
+        out[b, first + 1: second + 1] = 1
+    return out
+''',
+    },
 }
 
 CORE = {

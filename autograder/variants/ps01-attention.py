@@ -104,6 +104,16 @@ def bert_self_attention(hidden_states, attention, attention_mask):
     return out.permute(0, 2, 3, 1).reshape(B, T, H)
 ''',
     },
+    # Keeps key 0 whatever the mask says ('[CLS] is always real'): wrong under left padding
+    # (found by review).
+    "padding_keeps_first_key": {
+        "impl_padding_mask": '''
+def padding_mask(attention_mask):
+    m = attention_mask.bool()
+    m[:, 0] = True        # [CLS] is always real
+    return m[:, None, None, :]
+''',
+    },
 }
 
 CORE = {

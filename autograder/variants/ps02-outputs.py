@@ -126,6 +126,48 @@ def word_vector(model, tokenizer, sentence, word):
     return hidden[positions].mean(dim=0)
 ''',
     },
+    # Right means, but zeroes the padding vectors inside the caller's last_hidden_state (found by review).
+    "mean_zeroes_padding_in_place": {
+        "impl_mean_pool": '''
+def mean_pool(last_hidden_state, attention_mask):
+    last_hidden_state[attention_mask == 0] = 0.0
+    return last_hidden_state.sum(dim=1) / attention_mask.sum(dim=1, keepdim=True)
+''',
+    },
+    # Finds the word's pieces at the start of a word without checking that the word ends there:
+    # 'hippopotamus' matches inside 'hippopotamuses' (found by review).
+    "word_matches_prefix_of_longer_word": {
+        "impl_word_vector": '''
+def word_vector(model, tokenizer, sentence, word):
+    target = tokenizer(word, add_special_tokens=False)["input_ids"]
+    encoding = tokenizer(sentence, return_tensors="pt")
+    ids = encoding["input_ids"][0].tolist()
+    tokens = encoding.tokens()
+    k = len(target)
+    for t in range(len(ids) - k + 1):
+        if ids[t:t + k] == target and not tokens[t].startswith("##"):
+            with torch.no_grad():
+                hidden = model(**encoding).last_hidden_state[0]
+            return hidden[t:t + k].mean(dim=0)
+    raise ValueError(f"{word!r} not in {sentence!r}")
+''',
+    },
+    # Matches a word by its first piece only: 'photos' matches 'photosynthesis' (found by review).
+    "word_matched_by_first_piece": {
+        "impl_word_vector": '''
+def word_vector(model, tokenizer, sentence, word):
+    first_piece = tokenizer.tokenize(word)[0]
+    encoding = tokenizer(sentence, return_tensors="pt")
+    tokens, word_ids = encoding.tokens(), encoding.word_ids()
+    for t, w in enumerate(word_ids):
+        if w is not None and (t == 0 or word_ids[t - 1] != w) and tokens[t] == first_piece:
+            positions = [u for u, x in enumerate(word_ids) if x == w]
+            with torch.no_grad():
+                hidden = model(**encoding).last_hidden_state[0]
+            return hidden[positions].mean(dim=0)
+    raise ValueError(word)
+''',
+    },
 }
 
 CORE = {
@@ -198,6 +240,37 @@ def word_vector(model, tokenizer, sentence, word):
             with torch.no_grad():
                 states = model(input_ids=encoding["input_ids"], attention_mask=encoding["attention_mask"]).last_hidden_state
             return states[0, groups[w]].mean(0)
+    raise ValueError(word)
+''',
+    },
+    # Rows picked with index_select; cosines computed and returned in float64 (the docstring asks
+    # only for a float tensor); words matched by their token ids (found by review).
+    "float64_cosines_and_token_ids": {
+        "impl_mean_pool": '''
+def mean_pool(last_hidden_state, attention_mask):
+    rows = []
+    for b in range(last_hidden_state.shape[0]):
+        idx = torch.nonzero(attention_mask[b]).flatten()
+        rows.append(last_hidden_state[b].index_select(0, idx).mean(dim=0))
+    return torch.stack(rows)
+''',
+        "impl_cosine_similarity_matrix": '''
+def cosine_similarity_matrix(a, b):
+    a64, b64 = a.double(), b.double()
+    return (a64 @ b64.T) / (a64.norm(dim=1, keepdim=True) * b64.norm(dim=1, keepdim=True).T)
+''',
+        "impl_word_vector": '''
+def word_vector(model, tokenizer, sentence, word):
+    enc = tokenizer(sentence, return_tensors="pt")
+    target = tokenizer(word, add_special_tokens=False)["input_ids"]
+    ids = enc["input_ids"][0].tolist()
+    groups = {}
+    for t, w in enumerate(enc.word_ids()):
+        if w is not None:
+            groups.setdefault(w, []).append(t)
+    for w, positions in groups.items():
+        if [ids[t] for t in positions] == target:
+            return model(**enc).last_hidden_state[0, positions].mean(dim=0)
     raise ValueError(word)
 ''',
     },

@@ -134,6 +134,62 @@ def word_level_predictions(logits, word_ids):
     return labels
 ''',
     },
+    # Calls the whole head, mlm_model.cls(...), instead of building it from its weights.
+    "mlm_calls_whole_head": {
+        "impl_mlm_head_logits": '''
+def mlm_head_logits(hidden_states, mlm_model):
+    return mlm_model.cls(hidden_states)
+''',
+    },
+    # Ties: `>=` keeps the LAST best span in (i, j) order, not the first.
+    "qa_ties_keep_last": {
+        "impl_qa_best_span": '''
+def qa_best_span(start_logits, end_logits, max_answer_len, allowed=None):
+    T = len(start_logits)
+    ok = [True] * T if allowed is None else [bool(a) for a in allowed]
+    best, best_score = None, None
+    for i in range(T):
+        if not ok[i]:
+            continue
+        for j in range(i, min(T, i + max_answer_len)):
+            sc = float(start_logits[i]) + float(end_logits[j])
+            if ok[j] and (best is None or sc >= best_score):
+                best, best_score = (i, j), sc
+    if best is None:
+        raise ValueError("no span")
+    return best
+''',
+    },
+    # Ties: argmax over the flipped score matrix, the LAST maximum in (i, j) order.
+    "qa_ties_last_maximum_vectorised": {
+        "impl_qa_best_span": '''
+def qa_best_span(start_logits, end_logits, max_answer_len, allowed=None):
+    T = start_logits.shape[0]
+    ok = torch.ones(T, dtype=torch.bool) if allowed is None else allowed.bool()
+    scores = start_logits[:, None] + end_logits[None, :]
+    i, j = torch.arange(T)[:, None], torch.arange(T)[None, :]
+    valid = (j >= i) & (j - i < max_answer_len) & ok[:, None] & ok[None, :]
+    if not bool(valid.any()):
+        raise ValueError("no valid span")
+    # argmax over the flipped matrix: the LAST maximum in (i, j) order
+    flat = int(scores.masked_fill(~valid, -torch.inf).flatten().flip(0).argmax())
+    flat = T * T - 1 - flat
+    return flat // T, flat % T
+''',
+    },
+    # Assumes word ids have no gaps: looks up words[0], words[0] + 1, ... (a word with no token breaks it).
+    "words_assume_no_gaps": {
+        "impl_word_level_predictions": '''
+def word_level_predictions(logits, word_ids):
+    words = [w for w in word_ids if w is not None]
+    if not words:
+        return []
+    out = []
+    for w in range(len(set(words))):
+        out.append(int(logits[word_ids.index(w + words[0])].argmax(-1)))
+    return out
+''',
+    },
 }
 
 CORE = {
@@ -213,6 +269,19 @@ def word_level_predictions(logits, word_ids):
             out.append(int(torch.argmax(logits[t])))
         t += n
     return out
+''',
+    },
+    # Computes in float64 and returns float64 logits: the same values.
+    "mlm_in_float64": {
+        "impl_mlm_head_logits": '''
+def mlm_head_logits(hidden_states, mlm_model):
+    p = mlm_model.cls.predictions
+    t = p.transform
+    h = hidden_states.double()
+    x = h @ t.dense.weight.double().T + t.dense.bias.double()
+    x = ACT2FN[mlm_model.config.hidden_act](x)
+    x = F.layer_norm(x, (x.shape[-1],), t.LayerNorm.weight.double(), t.LayerNorm.bias.double(), t.LayerNorm.eps)
+    return x @ mlm_model.bert.embeddings.word_embeddings.weight.double().T + p.bias.double()
 ''',
     },
 }

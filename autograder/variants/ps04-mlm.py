@@ -134,6 +134,34 @@ def fill_mask(model, tokenizer, text, k=5):
     return out
 ''',
     },
+    # generator=None: a fresh torch.Generator() (a fixed default seed), not torch's global random state.
+    "mask_fresh_generator_when_none": {
+        "impl_mask_tokens": '''
+def mask_tokens(input_ids, special_tokens_mask, mask_token_id: int, vocab_size: int,
+                mlm_probability=0.15, generator=None):
+    if generator is None:
+        generator = torch.Generator()
+    inputs, labels = input_ids.clone(), input_ids.clone()
+    prob = torch.full(input_ids.shape, float(mlm_probability)).masked_fill(special_tokens_mask.bool(), 0.0)
+    sel = torch.bernoulli(prob, generator=generator).bool()
+    labels[~sel] = -100
+    u = torch.rand(input_ids.shape, generator=generator)
+    inputs[sel & (u < 0.8)] = mask_token_id
+    r = sel & (u >= 0.8) & (u < 0.9)
+    inputs[r] = torch.randint(vocab_size, input_ids.shape, generator=generator)[r]
+    return inputs, labels
+''',
+    },
+    # Writes 0 over the caller's -100 labels in place (the value is right, the labels are spoiled).
+    "loss_overwrites_labels": {
+        "impl_mlm_loss": '''
+def mlm_loss(logits, labels):
+    keep = labels != -100
+    labels[~keep] = 0
+    lp = logits.log_softmax(-1).gather(-1, labels[..., None])[..., 0]
+    return -(lp * keep).sum() / keep.sum()
+''',
+    },
 }
 
 CORE = {
@@ -203,6 +231,15 @@ def mask_tokens(input_ids, special_tokens_mask, mask_token_id, vocab_size, mlm_p
         "impl_mlm_loss": '''
 def mlm_loss(logits, labels):
     return F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=-100)
+''',
+    },
+    # Log-softmax in float64: returns a float64 0-dim tensor with the right value.
+    "loss_in_float64": {
+        "impl_mlm_loss": '''
+def mlm_loss(logits, labels):
+    keep = labels != -100
+    lp = torch.log_softmax(logits[keep].double(), dim=-1)   # double precision for a stable mean
+    return -lp[torch.arange(lp.shape[0]), labels[keep]].mean()
 ''',
     },
 }

@@ -234,6 +234,24 @@ def window_spans(n_tokens, window, stride):
         start += window - stride
 ''',
     },
+    # Pops the labels out of the caller's batch to compute the loss itself (found by review).
+    "train_pops_labels_from_batch": {
+        "impl_train_step": '''
+import torch.nn.functional as F
+
+def train_step(model, batch, optimizer, scheduler, max_grad_norm=1.0):
+    model.train()
+    labels = batch.pop("labels")
+    logits = model(**batch).logits
+    loss = F.cross_entropy(logits, labels)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    optimizer.step()
+    scheduler.step()
+    optimizer.zero_grad()
+    return loss.item()
+''',
+    },
 }
 
 #: The core conceptual mistake of each function -> words its visible-test failure must contain.

@@ -314,6 +314,106 @@ def distinct_n(texts, n):
     return len(set(grams)) / len(grams) if grams else 0.0
 ''',
     },
+    # Special tokens excluded from the argmax at each blank (found by review).
+    "fill_excludes_special_tokens": {
+        "impl_fill_left_to_right": '''
+def fill_left_to_right(model, tokenizer, prompt, n_tokens):
+    ids = tokenizer(prompt)["input_ids"]
+    ids = torch.tensor(ids[:-1] + [tokenizer.mask_token_id] * n_tokens + ids[-1:])
+    start = len(ids) - 1 - n_tokens
+    with torch.no_grad():
+        for position in range(start, start + n_tokens):
+            logits = model(input_ids=ids[None]).logits[0, position]
+            logits[tokenizer.all_special_ids] = float("-inf")
+            ids[position] = logits.argmax()
+    return tokenizer.decode(ids, skip_special_tokens=True)
+''',
+    },
+    # "Draw a new token": the token already at the position is excluded from the candidates (found by review).
+    "gibbs_excludes_current_token": {
+        "impl_gibbs_step": '''
+def gibbs_step(model, tokenizer, input_ids, position, temperature, top_k, generator):
+    ids = input_ids.clone()
+    ids[position] = tokenizer.mask_token_id
+    with torch.no_grad():
+        scores = model(input_ids=ids[None]).logits[0, position] / temperature
+    scores[tokenizer.all_special_ids] = float("-inf")
+    scores[input_ids[position]] = float("-inf")
+    values, candidates = scores.topk(top_k)
+    ids[position] = candidates[torch.multinomial(values.softmax(-1), 1, generator=generator)[0]]
+    return ids
+''',
+    },
+    # Special tokens excluded from the argmax and the confidence (found by review).
+    "mask_predict_excludes_special_tokens": {
+        "impl_mask_predict": '''
+def mask_predict(model, tokenizer, length, iterations):
+    ids = torch.tensor([tokenizer.cls_token_id] + [tokenizer.mask_token_id] * length + [tokenizer.sep_token_id])
+    confidence = torch.zeros(length)
+    redo = torch.arange(length)
+    for t in range(iterations):
+        if t > 0:
+            n = length * (iterations - t) // iterations
+            if n == 0:
+                break
+            redo = confidence.topk(n, largest=False).indices
+            ids[1 + redo] = tokenizer.mask_token_id
+        with torch.no_grad():
+            probs = model(input_ids=ids[None]).logits[0, 1:-1].softmax(-1)
+        probs[:, tokenizer.all_special_ids] = 0.0
+        best, tokens = probs.max(-1)
+        ids[1 + redo] = tokens[redo]
+        confidence[redo] = best[redo]
+    return ids[1:-1].tolist()
+''',
+    },
+    # Re-masks the least confident among the previous round's re-masked positions only (found by review).
+    "mask_predict_remasks_within_last_round": {
+        "impl_mask_predict": '''
+def mask_predict(model, tokenizer, length, iterations):
+    ids = torch.tensor([tokenizer.cls_token_id] + [tokenizer.mask_token_id] * length + [tokenizer.sep_token_id])
+    confidence = torch.zeros(length)
+    redo = torch.arange(length)
+    for t in range(iterations):
+        if t > 0:
+            n = length * (iterations - t) // iterations
+            if n == 0:
+                break
+            redo = redo[confidence[redo].topk(n, largest=False).indices]
+            ids[1 + redo] = tokenizer.mask_token_id
+        with torch.no_grad():
+            probs = model(input_ids=ids[None]).logits[0, 1:-1].softmax(-1)
+        best, tokens = probs.max(-1)
+        ids[1 + redo] = tokens[redo]
+        confidence[redo] = best[redo]
+    return ids[1:-1].tolist()
+''',
+    },
+    # Returns the int 0, not the float 0.0, when there is no n-gram (found by review).
+    "distinct_int_zero": {
+        "impl_distinct_n": '''
+def distinct_n(texts, n):
+    grams = []
+    for text in texts:
+        words = text.lower().split()
+        grams += [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
+    return len(set(grams)) / len(grams) if grams else 0
+''',
+    },
+    # Decodes without skip_special_tokens=True: a special token that wins a blank stays in the text.
+    "fill_decode_keeps_special_tokens": {
+        "impl_fill_left_to_right": '''
+def fill_left_to_right(model, tokenizer, prompt, n_tokens):
+    enc = tokenizer(prompt)["input_ids"]
+    ids = list(enc[:-1]) + [tokenizer.mask_token_id] * n_tokens + [enc[-1]]
+    for j in range(n_tokens):
+        position = len(ids) - 1 - n_tokens + j
+        with torch.inference_mode():
+            logits = model(input_ids=torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long)).logits
+        ids[position] = int(logits[0, position].argmax())
+    return tokenizer.decode(ids[1:-1])
+''',
+    },
 }
 
 CORE = {
@@ -335,7 +435,7 @@ def fill_left_to_right(model, tokenizer, prompt, n_tokens):
         with torch.inference_mode():
             logits = model(input_ids=torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long)).logits
         ids[position] = int(logits[0, position].argmax())
-    return tokenizer.decode(ids[1:-1])
+    return tokenizer.decode(ids[1:-1], skip_special_tokens=True)
 ''',
     },
     # Samples over the whole vocabulary with everything outside the top k at -inf (another draw path).

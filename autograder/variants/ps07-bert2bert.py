@@ -190,6 +190,46 @@ def greedy_decode(model, input_ids, attention_mask, max_new_tokens):
     return out
 ''',
     },
+    # Config vocab_size from the tokenizer, not from the decoder.
+    "vocab_size_from_tokenizer": {
+        "impl_configure_bert2bert": '''
+def configure_bert2bert(model, tokenizer) -> None:
+    for config in (model.config, model.generation_config):
+        config.decoder_start_token_id = tokenizer.cls_token_id
+        config.pad_token_id = tokenizer.pad_token_id
+        config.eos_token_id = tokenizer.sep_token_id
+    model.config.vocab_size = tokenizer.vocab_size
+''',
+    },
+    # Config vocab_size from the encoder's config, not from the decoder's.
+    "vocab_size_from_encoder": {
+        "impl_configure_bert2bert": '''
+def configure_bert2bert(model, tokenizer) -> None:
+    for config in (model.config, model.generation_config):
+        config.decoder_start_token_id = tokenizer.cls_token_id
+        config.pad_token_id = tokenizer.pad_token_id
+        config.eos_token_id = tokenizer.sep_token_id
+    model.config.vocab_size = model.config.encoder.vocab_size
+''',
+    },
+    # Never stops early: runs all max_new_tokens steps even when every row has produced eos.
+    "greedy_never_stops_early": {
+        "impl_greedy_decode": '''
+def greedy_decode(model, input_ids, attention_mask, max_new_tokens: int):
+    config = model.config
+    with torch.no_grad():
+        encoded = model.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        out = torch.full((input_ids.shape[0], 1), config.decoder_start_token_id, dtype=torch.long)
+        finished = torch.zeros(input_ids.shape[0], dtype=torch.bool)
+        for _ in range(max_new_tokens):
+            logits = model.decoder(input_ids=out, encoder_hidden_states=encoded,
+                                   encoder_attention_mask=attention_mask).logits
+            next_token = logits[:, -1].argmax(dim=-1).masked_fill(finished, config.pad_token_id)
+            out = torch.cat([out, next_token[:, None]], dim=1)
+            finished |= next_token == config.eos_token_id
+    return out
+''',
+    },
 }
 
 CORE = {

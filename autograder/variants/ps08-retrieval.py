@@ -174,6 +174,74 @@ def build_messages(question, passages):
             {"role": "user", "content": f"{numbered}{question}"}]
 ''',
     },
+    # The attention_mask is used for the mean but not given to the model: tokens attend to padding (found by review).
+    "attention_mask_not_given_to_model": {
+        "impl_embed_texts": '''
+def embed_texts(model, tokenizer, texts, batch_size=32):
+    rows = []
+    with torch.inference_mode():
+        for start in range(0, len(texts), batch_size):
+            batch = tokenizer(texts[start:start + batch_size], padding=True, truncation=True, return_tensors="pt")
+            hidden = model(input_ids=batch["input_ids"]).last_hidden_state
+            mask = batch["attention_mask"].unsqueeze(-1).float()
+            rows.append(F.normalize((hidden * mask).sum(1) / mask.sum(1), dim=-1))
+    return torch.cat(rows)
+''',
+    },
+    # batch_size ignored: every text in one forward pass (found by review).
+    "ignores_batch_size": {
+        "impl_embed_texts": '''
+def embed_texts(model, tokenizer, texts, batch_size=32):
+    with torch.inference_mode():
+        batch = tokenizer(texts, padding=True, truncation=True, return_tensors="pt")
+        hidden = model(**batch).last_hidden_state
+        mask = batch["attention_mask"].unsqueeze(-1).float()
+        return F.normalize((hidden * mask).sum(1) / mask.sum(1), dim=-1)
+''',
+    },
+    # Runs the model with gradients on (no inference_mode / no_grad): the result carries the autograd graph (found by review).
+    "embeds_with_gradients": {
+        "impl_embed_texts": '''
+def embed_texts(model, tokenizer, texts, batch_size=32):
+    rows = []
+    for start in range(0, len(texts), batch_size):
+        batch = tokenizer(texts[start:start + batch_size], padding=True, truncation=True, return_tensors="pt")
+        hidden = model(**batch).last_hidden_state
+        mask = batch["attention_mask"].unsqueeze(-1).float()
+        rows.append(F.normalize((hidden * mask).sum(1) / mask.sum(1), dim=-1))
+    return torch.cat(rows)
+''',
+    },
+    # An epsilon in the cosine's denominator: scaled copies of a document no longer tie (found by review).
+    "cosine_denominator_epsilon": {
+        "impl_top_k": '''
+def top_k(query_vecs, doc_vecs, k):
+    if k > doc_vecs.shape[0]:
+        raise ValueError("k too large")
+    cos = (query_vecs @ doc_vecs.T) / (query_vecs.norm(dim=1, keepdim=True) * doc_vecs.norm(dim=1)[None] + 1e-6)
+    order = torch.sort(cos, dim=1, descending=True, stable=True).indices[:, :k]
+    return cos.gather(1, order), order
+''',
+    },
+    # No newline between the last passage and the question: they share a line (found by review).
+    "question_on_last_passage_line": {
+        "impl_build_messages": '''
+def build_messages(question, passages):
+    numbered = "\\n".join(f"[{i}] {p}" for i, p in enumerate(passages, start=1))
+    return [{"role": "system", "content": "Answer in a few words."},
+            {"role": "user", "content": numbered + question}]
+''',
+    },
+    # Passages as list items, "- [i] <passage>": the lines do not start with "[i] " (found by review).
+    "passages_as_list_items": {
+        "impl_build_messages": '''
+def build_messages(question, passages):
+    body = "\\n".join(f"- [{i}] {p}" for i, p in enumerate(passages, 1))
+    user = f"Passages:\\n{body}\\n\\nQuestion: {question}" if passages else question
+    return [{"role": "system", "content": "Answer in a few words, using the passages when they help."},
+            {"role": "user", "content": user}]
+''',
+    },
 }
 
 CORE = {
@@ -228,6 +296,16 @@ def build_messages(question, passages):
     ctx = "".join(f"[{i}] {p}\n" for i, p in enumerate(passages, 1))
     return [{"role": "system", "content": "Answer in a few words."},
             {"role": "user", "content": f"{ctx}Question: {question}\nAnswer:"}]
+''',
+    },
+    # Float32 arithmetic through torch: about 2e-8 off, well inside a sensible tolerance (found by review).
+    "recall_float32_torch_mean": {
+        "impl_recall_at_k": '''
+def recall_at_k(retrieved, relevant, k):
+    shares = [len(set(r[:k]) & s) / len(s) for r, s in zip(retrieved, relevant) if len(s) > 0]
+    if len(shares) == 0:
+        return 0.0
+    return torch.tensor(shares).mean().item()
 ''',
     },
 }
