@@ -43,7 +43,7 @@ $(STAMP): requirements.txt pyproject.toml
 
 # Pages show transformers' loading report only where they explain it (Chapter 3 captures it).
 book: install
-	$(BIN)/python -m bertlab.book_cache _build
+	$(BIN)/python -m bertlab.book_cache _build book/reference
 	TRANSFORMERS_VERBOSITY=error $(BIN)/jupyter-book build . $(JB_FLAGS)
 	@echo "Open _build/html/index.html, or serve it: $(BIN)/python -m http.server -d _build/html 8000"
 

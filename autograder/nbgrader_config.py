@@ -70,6 +70,11 @@ def _swapped(pipeline: str, theirs, ours) -> list:
 
 c.Autograde.autograde_preprocessors = _swapped("autograde_preprocessors", Execute, GuardedExecute)
 
+# Students install the course package, and the book's own code sits beside the pages: a graded
+# function bound to an object of either (``from bertlab... import top_k``) scores 0 in every test
+# cell after it. (Neither ships a graded function: tests/test_answer_key.py checks the package.)
+c.GuardedExecute.answer_key_packages = ["bertlab", "reference"]
+
 # A test cell pasted twice keeps its last copy's grade id; the others become ordinary cells
 # (nbgrader's own DeduplicateIds leaves them empty metadata, and the notebook is refused).
 from nbgrader.preprocessors import DeduplicateIds  # noqa: E402

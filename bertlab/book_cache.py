@@ -5,9 +5,11 @@ jupyter-cache re-executes a page only when its code changes, not when ``BERTLAB_
 previous model. ``make book`` runs this first: it records the identity of both models (the BERT
 of every chapter, the decoder of Chapters 1, 6 and 8) next to the cache and empties the cache
 when it changed. Resolving the decoder here also converts it on a fresh machine, once, before
-the first page needs it.
+the first page needs it. Folders named after the build folder hold code the pages import that is
+not in this package (the book's ``book/reference``): a change to any ``.py`` file there empties
+the cache too.
 
-    python -m bertlab.book_cache _build
+    python -m bertlab.book_cache _build book/reference
 """
 
 from __future__ import annotations
@@ -40,18 +42,28 @@ def model_identity() -> str:
     return folder_identity(model_path()) + ":" + folder_identity(decoder_path())
 
 
-def refresh(build_dir: Path) -> bool:
-    """Empty ``build_dir/.jupyter_cache`` if the model changed since the last build."""
+def code_identity(folders: list[Path]) -> str:
+    """The hash of every ``.py`` file under these folders (names and contents)."""
+    digest = hashlib.sha256()
+    for folder in folders:
+        for file in sorted(Path(folder).rglob("*.py")):
+            digest.update(str(file).encode() + b"\0" + file.read_bytes())
+    return digest.hexdigest()
+
+
+def refresh(build_dir: Path, code_folders: list[Path] = ()) -> bool:
+    """Empty ``build_dir/.jupyter_cache`` if a model or the pages' own code changed since the last build."""
     stamp = build_dir / ".bertlab-model"
-    identity = model_identity()
+    identity = model_identity() + (":" + code_identity(list(code_folders)) if code_folders else "")
     changed = stamp.is_file() and stamp.read_text().strip() != identity
     if changed:
         shutil.rmtree(build_dir / ".jupyter_cache", ignore_errors=True)
-        print(f"bertlab: a model changed since the last build; re-executing every page ({model_path()}, {decoder_path()})")
+        print(f"bertlab: a model or the book's own code changed since the last build; re-executing every page "
+              f"({model_path()}, {decoder_path()}, {', '.join(map(str, code_folders)) or 'no code folders'})")
     build_dir.mkdir(parents=True, exist_ok=True)
     stamp.write_text(identity + "\n")
     return changed
 
 
 if __name__ == "__main__":
-    refresh(Path(sys.argv[1] if len(sys.argv) > 1 else "_build"))
+    refresh(Path(sys.argv[1] if len(sys.argv) > 1 else "_build"), [Path(f) for f in sys.argv[2:]])

@@ -1,4 +1,5 @@
-"""Chapter 5's package: the shipped data sets, the rules that made them, QA decoding and metrics,
+"""Chapter 5: the shipped data sets, the rules that made them, QA decoding and metrics (the book's
+book/reference/qa.py),
 the training loop and the weight bookkeeping (held against transformers where it has one)."""
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ import pytest
 import torch
 from transformers import BertConfig, BertForSequenceClassification, get_linear_schedule_with_warmup
 
-from bertlab.finetuning import datasets, qa, training, wordnet
+from bertlab.finetuning import datasets, training, wordnet
+from reference import qa
 
 
 # -- data --------------------------------------------------------------------------------------

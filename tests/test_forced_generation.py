@@ -1,5 +1,6 @@
-"""bertlab.generation: the batched samplers of Chapter 6 against plain one-sequence loops on tiny
-seeded BERTs, and the metrics against hand counts, sacrebleu and the causal LM's own loss."""
+"""Chapter 6: the book's batched samplers (book/reference/bert_sampling.py) against plain
+one-sequence loops on tiny seeded BERTs, and the metrics (bertlab.generation, and the book's
+distinct-n) against hand counts, sacrebleu and the causal LM's own loss."""
 
 import math
 
@@ -9,7 +10,8 @@ from transformers import AutoTokenizer, BertConfig, BertForMaskedLM, LlamaConfig
 
 import bertlab
 from bertlab import generation
-from bertlab.generation import bert_sampling
+from reference import bert_sampling
+from reference.diversity import distinct_n, repetition_rate
 
 PROMPTS = ["The weather today is", "A", "She opened the door and", "My favourite food is"]
 
@@ -52,7 +54,7 @@ def test_logits_at_matches_the_full_model(tokenizer):
 def test_fill_left_to_right_matches_a_plain_loop(tokenizer, seed, n):
     model = tiny_bert(tokenizer, seed)
     with generation.ForwardCounter(model) as counter:
-        batched = generation.fill_left_to_right(model, tokenizer, PROMPTS, n)
+        batched = bert_sampling.fill_left_to_right(model, tokenizer, PROMPTS, n)
     assert counter.calls == n
     for prompt, got in zip(PROMPTS, batched):
         ids, start = plain_layout(tokenizer, prompt, n)
@@ -63,7 +65,7 @@ def test_fill_left_to_right_matches_a_plain_loop(tokenizer, seed, n):
 
 def test_append_one_mask_fills_the_token_before_sep(tokenizer):
     model = tiny_bert(tokenizer, 3)
-    got = generation.append_masks_one_at_a_time(model, tokenizer, PROMPTS[:2], 3)
+    got = bert_sampling.append_masks_one_at_a_time(model, tokenizer, PROMPTS[:2], 3)
     for prompt, tokens in zip(PROMPTS[:2], got):
         ids = tokenizer(prompt)["input_ids"]
         for _ in range(3):
@@ -75,7 +77,7 @@ def test_append_one_mask_fills_the_token_before_sep(tokenizer):
 def test_mask_predict_matches_a_plain_loop(tokenizer):
     model = tiny_bert(tokenizer, 4)
     n, iterations = 6, 3
-    got = generation.mask_predict(model, tokenizer, PROMPTS, n, iterations)
+    got = bert_sampling.mask_predict(model, tokenizer, PROMPTS, n, iterations)
     for prompt, tokens in zip(PROMPTS, got):
         ids, start = plain_layout(tokenizer, prompt, n)
         confidence, redo = [0.0] * n, list(range(n))
@@ -94,7 +96,7 @@ def test_gibbs_never_samples_special_tokens_and_is_seeded(tokenizer):
     model = tiny_bert(tokenizer, 5)
     with torch.no_grad():  # make the special tokens the most likely: the sampler must still avoid them
         model.cls.predictions.bias[tokenizer.all_special_ids] = 20.0
-    runs = [generation.gibbs_sample(model, tokenizer, PROMPTS, 4, n_steps=10, burn_in=5, top_k=3,
+    runs = [bert_sampling.gibbs_sample(model, tokenizer, PROMPTS, 4, n_steps=10, burn_in=5, top_k=3,
                                     generator=torch.Generator().manual_seed(0)) for _ in range(2)]
     assert runs[0] == runs[1]
     assert not set(sum(runs[0], [])) & set(tokenizer.all_special_ids)
@@ -113,11 +115,11 @@ def test_choose_samples_the_tempered_top_k_distribution():
 
 def test_distinct_n_and_repetition():
     texts = ["the cat sat", "The cat ran"]
-    assert generation.distinct_n(texts, 1) == 4 / 6
-    assert generation.distinct_n(texts, 2) == 3 / 4
-    assert generation.distinct_n(["a b", "a b"], 2) == 0.5  # no n-gram spans two texts
-    assert generation.distinct_n([], 1) == 0.0 and generation.distinct_n(["a"], 2) == 0.0
-    assert generation.repetition_rate(["a a a b", "x y"], 1) == pytest.approx((0.5 + 0.0) / 2)
+    assert distinct_n(texts, 1) == 4 / 6
+    assert distinct_n(texts, 2) == 3 / 4
+    assert distinct_n(["a b", "a b"], 2) == 0.5  # no n-gram spans two texts
+    assert distinct_n([], 1) == 0.0 and distinct_n(["a"], 2) == 0.0
+    assert repetition_rate(["a a a b", "x y"], 1) == pytest.approx((0.5 + 0.0) / 2)
 
 
 def test_self_bleu_is_sacrebleu_against_the_other_texts():

@@ -119,3 +119,32 @@ def test_the_part_that_runs_in_a_students_kernel_imports_the_standard_library_on
     loaded = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, check=True,
                             env={"PYTHONPATH": str(Path(__file__).resolve().parent.parent)}).stdout
     assert [m for m in eval(loaded) if m.split(".")[0] != "bertlab" and m != "__main__"] == []
+
+
+def test_a_graded_function_from_the_course_package_is_named():
+    import functools
+
+    import bertlab.models
+    from bertlab.grader.guarded_execute import GuardedExecute
+
+    def mine(x):
+        return x
+
+    namespace = {"pad_batch": mine, "top_k": bertlab.models.describe, "segment_ids": functools.partial(bertlab.models.describe),
+                 "word_vector": bertlab.models.ModelNotAvailableError}
+    found = json.loads(kernel_guard.answer_key_objects(namespace, ["pad_batch", "top_k", "segment_ids", "word_vector",
+                                                                   "absent"], ["bertlab"]))
+    assert found == ["top_k is bertlab.models.describe", "segment_ids is bertlab.models.describe",
+                     "word_vector is bertlab.models.ModelNotAvailableError"], found
+    assert json.loads(kernel_guard.answer_key_objects(namespace, ["top_k"], ["reference"])) == []
+    probe = kernel_guard.answer_key_probe(["top_k"], ["bertlab"])
+    assert json.loads(eval(probe, namespace)) == ["top_k is bertlab.models.describe"]
+
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("from bertlab.models import describe as top_k",
+                                  metadata={"nbgrader": {"solution": True, "grade": False, "grade_id": "impl_top_k"}}),
+        nbformat.v4.new_code_cell("def helper():\n    pass\ndef recall_at_k():\n    pass",
+                                  metadata={"nbgrader": {"solution": True, "grade": False, "grade_id": "impl_recall"}}),
+        nbformat.v4.new_code_cell("def not_graded():\n    pass"),
+    ])
+    assert GuardedExecute().graded_names(notebook) == ["helper", "recall", "recall_at_k", "top_k"]

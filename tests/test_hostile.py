@@ -25,6 +25,8 @@ The tricks, and what stops them:
   with the other students;
 - print the hidden tests (read the solution notebook, or the calling cell's source from
   IPython's history): ``bertlab.grader.feedback_redaction`` removes those outputs from the feedback;
+- hand in the course package's own function (``from bertlab... import``): the guard's
+  ``answer_key_packages`` (the package ships none, but the guard does not rely on that);
 - return an object whose ``==`` always says yes: hidden tests compare plain values
   (``[int(x) for x in result]``), never the returned object itself (on every assignment, in
   its round trip).
@@ -209,6 +211,16 @@ def submissions(released, solution) -> dict:
         "impl_pieces_per_word": "def pieces_per_word(word_ids):\n    print(get_ipython().user_ns['In'][-1])\n    return [1]\n",
     })
 
+    # The right answer, but the course package's object: the reference function is defined inside
+    # the installed bertlab package at run time (as if the package shipped it) and imported from
+    # there. Its tests pass, and score 0 all the same (the guard's answer_key_packages).
+    reference = next(c.source for c in solution.cells
+                     if c.metadata.get("nbgrader", {}).get("grade_id") == "impl_pieces_per_word")
+    found["answer-key-import"] = grading.replace_solutions(released, {
+        **WRONG,
+        "impl_pieces_per_word": f"import bertlab\nexec({reference!r}, vars(bertlab))\nfrom bertlab import pieces_per_word\n",
+    })
+
     # (Answers that equal anything, a plain object or a tensor: every assignment's round trip.)
     found["edit-tests"] = edit_tests(wrong)
     assert wrong.cells[1].metadata.nbgrader["grade_id"] == "setup"
@@ -354,6 +366,12 @@ def test_no_extra_credit_or_manual_scores_appear(course):
         rigged = [(g.student.id, g.name, g.manual_score, g.extra_credit) for g in grades
                   if g.manual_score is not None or g.extra_credit]
     assert grades and not rigged, f"the gradebook was written by a submission: {rigged[:3]}"
+
+
+def test_a_graded_function_from_the_course_package_is_named_in_the_feedback(course):
+    path, _, _, _ = course
+    html = (path / "autograder" / "feedback" / "answer-key-import" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    assert "pieces_per_word is bertlab.pieces_per_word" in html, html[-3000:]
 
 
 def test_rigged_kernel_is_named_in_the_feedback(course):

@@ -98,3 +98,17 @@ def test_book_cache_is_emptied_when_the_model_changes(monkeypatch, tmp_path):
     monkeypatch.setenv("BERTLAB_DECODER", str(other))  # another decoder re-runs the pages too
     assert book_cache.refresh(build)
     assert not (build / ".jupyter_cache").exists()
+
+
+def test_book_cache_is_emptied_when_the_books_own_code_changes(tmp_path):
+    from bertlab import book_cache
+
+    build, code = tmp_path / "_build", tmp_path / "reference"
+    (build / ".jupyter_cache").mkdir(parents=True)
+    code.mkdir()
+    (code / "retrieval.py").write_text("def top_k(): pass\n")
+    assert not book_cache.refresh(build, [code])
+    assert not book_cache.refresh(build, [code])  # unchanged code: the cache stays
+    (code / "retrieval.py").write_text("def top_k(): return 1\n")
+    assert book_cache.refresh(build, [code])
+    assert not (build / ".jupyter_cache").exists()

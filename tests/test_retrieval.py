@@ -1,4 +1,5 @@
-"""Chapter 8's retrieval package: the shipped passages and questions, the retrieval helpers
+"""Chapter 8's retrieval: the shipped passages and questions, the book's retrieval helpers
+(book/reference/retrieval.py)
 (held against plain torch and transformers' BertModel on a seeded tiny config), the prompt and
 batched answering (held against one-at-a-time generation on a tiny seeded Llama)."""
 
@@ -13,9 +14,9 @@ import torch.nn.functional as F
 from transformers import AutoTokenizer, BertConfig, BertModel, LlamaConfig, LlamaForCausalLM
 
 import bertlab
-from bertlab.retrieval import (answer_matches, build_messages, collection, embed_texts, passages,
-                               questions, recall_at_k, top_k, wordnet_passages)
+from bertlab.retrieval import answer_matches, collection, passages, questions, wordnet_passages
 from bertlab.retrieval.answering import generate_answers
+from reference.retrieval import build_messages, embed_texts, recall_at_k, top_k
 
 
 # -- data --------------------------------------------------------------------------------------

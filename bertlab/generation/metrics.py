@@ -1,9 +1,8 @@
-"""How varied, how repetitive and how fluent generated texts are (Chapter 6, "Measured side by side").
+"""How alike and how fluent generated texts are (Chapter 6, "Measured side by side").
 
-- :func:`distinct_n` (Li et al. 2016, "A diversity-promoting objective"): distinct word n-grams
-  over all texts divided by all n-grams;
-- :func:`repetition_rate`: the share of each text's word n-grams that repeat an earlier one of the
-  same text, averaged over texts (Welleck et al. 2019's seq-rep-n);
+Distinct-n (Li et al. 2016) is graded in ps06, so the chapter's copy and its within-text twin,
+the repetition rate, live with the book (``book/reference/diversity.py``), not in this package.
+
 - :func:`self_bleu` (Zhu et al. 2018, "Texygen"): each text's BLEU against all the others, averaged
   (sacrebleu's sentence BLEU); high when the texts resemble each other;
 - :func:`perplexities`: each continuation's perplexity under a causal language model, given its
@@ -15,30 +14,6 @@ from __future__ import annotations
 import math
 
 import torch
-
-
-def _words(text: str) -> list[str]:
-    return text.lower().split()
-
-
-def _ngrams(words: list[str], n: int) -> list[tuple[str, ...]]:
-    return [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
-
-
-def distinct_n(texts: list[str], n: int) -> float:
-    """Distinct word n-grams over all texts / number of n-grams (lower-cased, whitespace words)."""
-    grams = [g for text in texts for g in _ngrams(_words(text), n)]
-    return len(set(grams)) / len(grams) if grams else 0.0
-
-
-def repetition_rate(texts: list[str], n: int = 1) -> float:
-    """Mean over texts of 1 - distinct n-grams / n-grams within the text (texts with none are skipped)."""
-    rates = []
-    for text in texts:
-        grams = _ngrams(_words(text), n)
-        if grams:
-            rates.append(1 - len(set(grams)) / len(grams))
-    return sum(rates) / len(rates) if rates else 0.0
 
 
 def self_bleu(texts: list[str]) -> float:

@@ -7,6 +7,8 @@
   gradebook and hidden tests out of sight, no network, IPC sockets);
 - fingerprints the kernel before the first cell and around every test cell
   (:mod:`bertlab.grader.kernel_guard`): a test cell run in a rigged kernel gets an error and scores 0;
+  so does a test cell run after a graded function was bound to an object of a package named in
+  ``answer_key_packages`` (``from bertlab... import top_k`` is not the student's work);
 - caps the memory, processes and threads of every kernel (:mod:`bertlab.grader.kernel_limits`);
 - bounds time twice: a cell past ``timeout`` (nbgrader's own, 120 s in the course config) is
   interrupted and the notebook goes on; the whole notebook past ``notebook_timeout`` (its wall
@@ -29,6 +31,7 @@ from __future__ import annotations
 import ast
 import json
 import math
+import re
 import time
 
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
@@ -36,9 +39,9 @@ from nbformat.notebooknode import NotebookNode
 from jupyter_core.utils import ensure_async, run_sync
 from nbgrader.preprocessors import Execute
 from nbgrader.utils import is_grade, is_solution
-from traitlets import Integer
+from traitlets import Integer, List, Unicode
 
-from bertlab.grader.kernel_guard import PROBE, differences, oracle_origins
+from bertlab.grader.kernel_guard import PROBE, answer_key_probe, differences, oracle_origins
 from bertlab.grader.kernel_sandbox import SandboxedKernelManager
 
 
@@ -87,6 +90,16 @@ class GuardedExecute(Execute):
         "ignores the interrupt and is stopped: that cell and every later one score 0. (nbclient would "
         "wait `iopub_timeout` for the interrupted cell's last outputs; this wait replaces it.)"))
 
+    answer_key_packages = List(Unicode(), default_value=[], config=True, help=(
+        "Top-level packages whose objects a graded function may not be: the course's own package, "
+        "which ships the chapters' code. A test cell run after a graded function (see "
+        "`graded_function_id`) was bound to one of their objects gets an error and scores 0."))
+
+    graded_function_id = Unicode(r"^impl_(?P<name>\w+)$", config=True, help=(
+        "A regular expression over the grade ids of solution cells; its group `name` is the name of "
+        "the graded function that cell defines (the course's convention: impl_top_k defines top_k). "
+        "The functions a solution cell defines with `def` count too."))
+
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
         super().__init__(*args, **kwargs)
@@ -101,7 +114,24 @@ class GuardedExecute(Execute):
         if GuardedExecute._library is None:
             GuardedExecute._library = oracle_origins(import_missing=True)
             _prepare_model()
+        self._graded_names = self.graded_names(nb)
         return super().preprocess(nb, resources, km)
+
+    def graded_names(self, nb) -> list[str]:
+        """The graded functions of a notebook: named by its solution cells' grade ids
+        (``graded_function_id``) and defined with ``def`` in those cells."""
+        names = set()
+        for cell in nb.cells:
+            if cell.cell_type != "code" or not is_solution(cell):
+                continue
+            match = re.match(self.graded_function_id, str(cell.metadata.get("nbgrader", {}).get("grade_id", "")))
+            if match and match.groupdict().get("name"):
+                names.add(match.group("name"))
+            try:
+                names |= {n.name for n in ast.parse(cell.source).body if isinstance(n, ast.FunctionDef)}
+            except SyntaxError:
+                pass
+        return sorted(names)
 
     def _get_timeout(self, cell):
         """A cell's (or a fingerprint's) wait: its own timeout, never past the notebook's wall clock."""
@@ -141,9 +171,9 @@ class GuardedExecute(Execute):
         self.iopub_timeout = self.interrupt_grace
         return reply
 
-    def _fingerprint(self) -> tuple[dict | None, str]:
-        """The kernel's fingerprint now, or (None, why not)."""
-        msg_id = self.kc.execute("", silent=True, store_history=False, user_expressions={"state": PROBE})
+    def _fingerprint(self, probe: str = PROBE):
+        """The kernel's fingerprint now (or the JSON that another ``probe`` returns), or (None, why not)."""
+        msg_id = self.kc.execute("", silent=True, store_history=False, user_expressions={"state": probe})
         reply = self.wait_for_reply(msg_id)
         try:
             result = reply["content"]["user_expressions"]["state"]
@@ -243,9 +273,17 @@ class GuardedExecute(Execute):
             else:
                 problems += [f"{p} ({when} this test)" for p in differences(self._baseline, state, self._library)]
         if problems:
+            problems = ["the notebook changed how the kernel runs or checks code: " + "; ".join(dict.fromkeys(problems))]
+        if self.answer_key_packages and self._graded_names:
+            borrowed, why = self._fingerprint(answer_key_probe(self._graded_names, self.answer_key_packages))
+            if borrowed is None:
+                problems.append(f"the grader could not check the graded functions ({why})")
+            elif borrowed:
+                problems.append("a graded function is the course package's code, not the notebook's own: "
+                                + ", ".join(borrowed))
+        if problems:
             self.log.warning("Test cell %s does not count: %s", cell.metadata.nbgrader.get("grade_id"), problems)
-            why = "this test does not count: the notebook changed how the kernel runs or checks code: "
-            why += "; ".join(dict.fromkeys(problems))
+            why = "this test does not count: " + "; ".join(problems)
             cell.outputs.append(NotebookNode(  # HTML shows an error's traceback lines, so it says it there
                 output_type="error", ename="GradingIntegrityError", evalue=why,
                 traceback=[f"GradingIntegrityError: {why}"],

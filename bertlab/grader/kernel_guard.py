@@ -20,7 +20,10 @@ IPython methods (``run_cell``, ``showtraceback``, ...), trace and profile functi
 builtins, ``math``, ``torch`` and ``numpy`` functions that tests compare with, the library code
 tests take their expected values from (:data:`ORACLES`: transformers' BERT modules, pipelines
 and collator, torch's functional ops), which must stay defined where the library defines it,
-and tensor types that answer comparisons themselves (:data:`LYING_HOOKS`). What the kernel can
+and tensor types that answer comparisons themselves (:data:`LYING_HOOKS`); and a graded function
+that is not the student's own but an object of the course's package, which ships the chapters'
+code (:func:`answer_key_objects`, for the packages ``GuardedExecute.answer_key_packages`` names).
+What the kernel can
 do to files is the sandbox's job (:mod:`bertlab.grader.kernel_sandbox`, which starts its kernels).
 What it cannot cover: code in the same process can always fool a check in that process if it
 is written against this one; the guard stops the generic tricks, and ``tests/test_hostile.py``
@@ -239,6 +242,40 @@ def kernel_state() -> str:
             obj = None
         state["functions"][f"{module}.{path}"] = None if obj is None else id(obj)
     return json.dumps(state)
+
+
+def answer_key_objects(namespace: dict, names: list[str], packages: list[str]) -> str:
+    """The graded functions (``names``) that the notebook bound to an object of one of
+    ``packages`` (the course's own package, say, which ships the chapters' code), as JSON:
+    ``["top_k is bertlab.retrieval.top_k", ...]``. Runs inside the kernel, on its namespace.
+
+    The object is seen through ``functools.partial`` and ``functools.wraps`` layers; a class or
+    an instance counts by its class."""
+    import functools
+
+    found = []
+    for name in names:
+        if name not in namespace:
+            continue
+        obj = namespace[name]
+        for _ in range(10):  # partial(partial(f)) ...
+            if isinstance(obj, functools.partial):
+                obj = obj.func
+        try:
+            obj = inspect.unwrap(obj)
+        except Exception:  # a wrapper loop
+            pass
+        kind = obj if isinstance(obj, type) or inspect.isroutine(obj) else type(obj)
+        module = str(getattr(kind, "__module__", "") or "")
+        if module.split(".")[0] in packages:
+            found.append(f"{name} is {module}.{getattr(kind, '__qualname__', '?')}")
+    return json.dumps(found)
+
+
+def answer_key_probe(names: list[str], packages: list[str]) -> str:
+    """The ``user_expressions`` source that runs :func:`answer_key_objects` on the kernel's namespace."""
+    return (f"__import__('bertlab.grader.kernel_guard', fromlist=['answer_key_objects'])"
+            f".answer_key_objects(globals(), {sorted(names)!r}, {sorted(packages)!r})")
 
 
 def differences(baseline: dict, now: dict, library: dict | None = None) -> list[str]:

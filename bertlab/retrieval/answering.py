@@ -8,6 +8,8 @@ that every row's last real token sits at the same position, where generation con
 
 from __future__ import annotations
 
+import re
+
 import torch
 
 
@@ -30,3 +32,8 @@ def generate_answers(decoder, tokenizer, conversations: list[list[dict]], max_ne
     finally:
         tokenizer.padding_side = side
     return replies
+
+
+def answer_matches(answer: str, accepted: list[str]) -> bool:
+    """Whether a generated answer names one of the accepted answers (whole words, any case)."""
+    return any(re.search(rf"(?<!\w){re.escape(a)}(?!\w)", answer, flags=re.IGNORECASE) for a in accepted)

@@ -16,32 +16,16 @@ and differs only in which blank it fills when, and how:
   https://arxiv.org/abs/1904.09324).
 
 Each takes a list of prompts and runs them as one right-padded batch (one forward pass per step
-for the whole batch, with no cache: :class:`ForwardCounter` counts them), and returns the
+for the whole batch, with no cache: :class:`bertlab.generation.ForwardCounter` counts them), and returns the
 generated token ids of each prompt. ps06 asks for one-sequence versions of ``fill_left_to_right``,
-``gibbs_step`` and ``mask_predict``; ``tests/test_forced_generation.py`` checks that these batched
-ones agree with plain one-sequence loops.
+``gibbs_step`` and ``mask_predict``, so these live with the book, not in the installed package
+(see :mod:`reference`); ``tests/test_forced_generation.py`` checks that these batched ones agree
+with plain one-sequence loops.
 """
 
 from __future__ import annotations
 
 import torch
-
-
-class ForwardCounter:
-    """Counts the forward passes of a model's encoder (``model.base_model``) in a ``with`` block."""
-
-    def __init__(self, model: torch.nn.Module):
-        self.module, self.calls, self._handle = getattr(model, "base_model", model), 0, None
-
-    def _hook(self, *_):
-        self.calls += 1
-
-    def __enter__(self):
-        self._handle = self.module.register_forward_hook(self._hook)
-        return self
-
-    def __exit__(self, *exc):
-        self._handle.remove()
 
 
 def layout(tokenizer, prompts: list[str], n_tokens: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

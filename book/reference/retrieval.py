@@ -8,13 +8,11 @@ Knowledge-Intensive NLP Tasks", and Karpukhin et al. (2020), "Dense Passage Retr
 references; mean pooling is what sentence-transformers' all-MiniLM-L6-v2 was trained with
 (Reimers and Gurevych 2019, "Sentence-BERT").
 
-These are the reference versions of ps08-retrieval's graded functions; the chapter and the
-FAQ import them.
+These are the reference versions of ps08-retrieval's graded functions, so they live with the
+book (Chapter 8 imports them), not in the installed package.
 """
 
 from __future__ import annotations
-
-import re
 
 import torch
 import torch.nn.functional as F
@@ -69,8 +67,3 @@ def build_messages(question: str, passages: list[str]) -> list[dict]:
     numbered = "".join(f"[{i}] {p}\n" for i, p in enumerate(passages, start=1))
     user = f"Passages:\n{numbered}\nQuestion: {question}" if passages else f"Question: {question}"
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
-
-
-def answer_matches(answer: str, accepted: list[str]) -> bool:
-    """Whether a generated answer names one of the accepted answers (whole words, any case)."""
-    return any(re.search(rf"(?<!\w){re.escape(a)}(?!\w)", answer, flags=re.IGNORECASE) for a in accepted)

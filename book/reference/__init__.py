@@ -1,0 +1,17 @@
+"""The book's own implementations of what the assignments grade.
+
+Chapters 5c, 6 and 8 run the same code their assignments ask students to write (a QA span
+decoder, the forced-generation samplers and distinct-n, dense retrieval and its prompt), in
+batched or fuller forms. It lives here, beside the pages, and not in the ``bertlab`` package:
+students install ``bertlab``, and nothing they are graded on may be importable from it
+(``tests/test_answer_key.py`` checks the built wheel; the grader's kernel guard flags a graded
+function that is an object of this package or of ``bertlab``).
+
+The pages import it because Jupyter Book runs each page in ``book/``; the tests put ``book/`` on
+their path (``pyproject.toml``, ``[tool.pytest.ini_options] pythonpath``).
+
+- :mod:`reference.qa`: answer spans, SQuAD's metrics, long documents (Chapter 5c; ps03 grades the span rule);
+- :mod:`reference.bert_sampling`: left to right, Gibbs, Mask-Predict (Chapter 6; ps06);
+- :mod:`reference.diversity`: distinct-n (Chapter 6; ps06);
+- :mod:`reference.retrieval`: mean-pooled vectors, top-k, recall@k, the prompt (Chapter 8; ps08).
+"""
