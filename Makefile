@@ -1,6 +1,7 @@
 # bertlab: every step of the course is one make target, run from the repository root.
 #   make book        install into .venv, then build the website (_build/html)
 #   make test        install, then every test (unit, assignment round trips, strict book build)
+#   make check       the fast loop: unit tests and every assignment's variants, in a few minutes
 # See README.md for the student and instructor targets.
 
 SHELL := /bin/bash
@@ -23,8 +24,8 @@ ASSIGNMENTS := $(sort $(notdir $(wildcard solutions/ps*)))
 ASSIGNMENT ?= $(lastword $(ASSIGNMENTS))
 JB_FLAGS := -W -n --keep-going
 
-.PHONY: install book book-strict test unit exercises check-exercises lab release collect autograde \
-        regrade feedback grades bench checkpoint bert2bert clean
+.PHONY: install book check test exercises lab release collect autograde regrade feedback grades bench \
+        checkpoint bert2bert clean
 
 install: $(STAMP)
 
@@ -49,28 +50,29 @@ book: install
 
 ## Tests -------------------------------------------------------------------------------------
 
-# Unit tests and assignment round trips beside the strict book build, then the checks that read
-# the built site (no solution or hidden-test line may be published).
-# Three processes at once on the machine's two cores: the book build (its log in _build/book.log,
-# printed after it), the later assignments' round trips (SECOND_TESTS, a pytest -k expression;
-# each round trip stays whole in one process; the grader's cluster tests run there too), and
-# everything else. SECOND_TESTS= (empty) runs one pytest process. Each pytest process lists its
-# slowest tests (--durations).
-# One thread per process (torch's and OpenMP's default is one per core): three processes on two
-# cores would otherwise oversubscribe them, and a training page then runs three times slower.
-SECOND_TESTS ?= ps05 or ps06 or ps07 or ps08 or cluster
+# Two tiers, both on pytest-xdist (JOBS workers; a test's xdist_group keeps a module's fixtures,
+# a round trip or an assignment's variants on one worker: tests/conftest.py). One thread per
+# process: more would oversubscribe the cores (the book build runs beside make test).
+#   make check   the fast loop: unit tests, and every known-wrong and alternative-correct
+#                implementation of every assignment graded in process (tests/test_variants.py)
+#   make test    what CI runs: make check's tests, then one nbgrader round trip per assignment,
+#                the hostile and parallel graders (Dask, PostgreSQL), JupyterLab, beside the
+#                strict book build (its log in _build/book.log); then the built site in Chromium
+JOBS ?= 2
+PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadgroup --durations=15
+
+check: export OMP_NUM_THREADS := 1
+check: install
+	$(PYTEST) -m "not slow and not site"
+
 test: export OMP_NUM_THREADS := 1
 test: install
 	@mkdir -p _build
 	@$(MAKE) --no-print-directory book > _build/book.log 2>&1 & book=$$!; \
-	if [ -z "$(SECOND_TESTS)" ]; then $(BIN)/python -m pytest -q --durations=15 -m "not site"; tests=$$?; else \
-	  $(BIN)/python -m pytest -q -p no:cacheprovider --durations=15 -m "not site" -k "$(SECOND_TESTS)" > _build/pytest-second.log 2>&1 & second=$$!; \
-	  $(BIN)/python -m pytest -q --durations=15 -m "not site" -k "not ($(SECOND_TESTS))"; first=$$?; \
-	  wait $$second; second_rc=$$?; echo "--- the second pytest process (-k '$(SECOND_TESTS)'):"; \
-	  cat _build/pytest-second.log; tests=$$(( first || second_rc )); fi; \
+	$(PYTEST) -m "not site"; tests=$$?; \
 	wait $$book; book_rc=$$?; echo "--- make book (exit status $$book_rc):"; cat _build/book.log; \
 	[ $$tests -eq 0 ] && [ $$book_rc -eq 0 ]
-	$(BIN)/python -m pytest -q -m site
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m site
 
 ## Exercises (students) ----------------------------------------------------------------------
 

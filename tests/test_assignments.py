@@ -2,11 +2,6 @@
 
 - the released stub scores zero, and ``nbgrader validate --invert`` passes on it;
 - the reference solution scores full marks;
-- every known-wrong implementation (autograder/variants/<id>.py, ``WRONG``) loses points;
-  those listed in ``CORE`` (the core conceptual mistake of a function) fail its visible tests
-  with a message that names the concept; at least a third of the wrong ones pass every visible
-  test and are caught only by the hidden tests (what hidden tests are for); every alternative
-  correct implementation (``CORRECT``) scores full marks;
 - five hostile submissions score what their honest content deserves, with the hostile
   suite's tricks packed into them so that every assignment meets them at almost no extra
   grading time (``tests/test_hostile.py`` runs its whole list on ps00, one trick per
@@ -29,6 +24,10 @@
 - the grades export has one row per submission with the expected score;
 - exercises/ is exactly what nbgrader generated from solutions/ in that round trip, and holds
   no marker, solution line or hidden-test line.
+
+The known-wrong and alternative-correct implementations (``tests/variants/<id>.py``) are graded
+against the same test cells in ``tests/test_variants.py`` (``make check``), one process per
+assignment instead of one nbgrader run per variant.
 """
 
 from __future__ import annotations
@@ -36,7 +35,6 @@ from __future__ import annotations
 import ast
 import csv
 import json
-import runpy
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -51,16 +49,6 @@ ASSIGNMENTS = grading.assignments()
 MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION", "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
 
 pytestmark = pytest.mark.slow
-
-
-def variants(assignment: str) -> dict:
-    """``WRONG`` and ``CORRECT`` (name -> {grade id: source}) and ``CORE`` (name of a wrong
-    variant -> the words its visible-test failure message must contain)."""
-    path = REPO / "autograder" / "variants" / f"{assignment}.py"
-    if not path.exists():
-        return {"WRONG": {}, "CORRECT": {}, "CORE": {}}
-    found = runpy.run_path(str(path))
-    return {kind: found.get(kind, {}) for kind in ("WRONG", "CORRECT", "CORE")}
 
 
 is_test_cell = tricks.is_test
@@ -147,16 +135,6 @@ def hostile_submissions(solution) -> tuple[dict, set]:
     return {"hostile-rigged-kernel": rigged, "hostile-dies-after-first-test": dies, **liars}, kept
 
 
-def student_id(kind: str, name: str) -> str:
-    return f"{kind.lower()}-{name}".replace("_", "-")
-
-
-def visible_and_hidden(cells: dict) -> tuple[dict, dict]:
-    visible = {k: c for k, c in cells.items() if not k.endswith("_hidden")}
-    hidden = {k: c for k, c in cells.items() if k.endswith("_hidden")}
-    return visible, hidden
-
-
 def autograded_outputs(course: Path, assignment: str, student: str) -> str:
     """Every error (its name and message) and printed line of a student's autograded notebook."""
     path = course / "autograder" / "autograded" / student / assignment / f"{grading.notebook_name(assignment)}.ipynb"
@@ -180,41 +158,36 @@ def validate(course: Path, assignment: str) -> dict[str, str]:
 VALIDATED: dict[Path, Future] = {}  # course -> validate()'s reports, run beside the autograde
 
 
-@pytest.fixture(scope="module", params=ASSIGNMENTS)
+# One assignment's round trip runs on one pytest-xdist worker (make test: --dist loadgroup).
+@pytest.fixture(scope="module", params=[pytest.param(a, marks=pytest.mark.xdist_group(f"round-trip-{a}"))
+                                        for a in ASSIGNMENTS])
 def graded(request, tmp_path_factory):
-    """Release, submit stub + solution + every variant, autograde once, feedback, export; and
-    validate the stub and the solution meanwhile (a plain kernel each; the autograde's kernels
+    """Release, submit the stub, the solution and the hostile submissions, autograde once,
+    feedback, export; and validate the stub and the solution meanwhile (a plain kernel each; the autograde's kernels
     often wait, and the two cores have time to spare)."""
     assignment = request.param
     course = grading.make_course(tmp_path_factory.mktemp(assignment))
     tricks.short_time_limits(course)  # for the cells of the time-limit cases only
     released = nbformat.read(grading.release(course, assignment), as_version=4)
-    found = variants(assignment)
     with ThreadPoolExecutor(1) as beside:
         VALIDATED[course] = beside.submit(validate, course, assignment)
-        _grade_everyone(course, assignment, released, found)
-    return assignment, course, released, found
+        hostile = _grade_everyone(course, assignment, released)
+    return assignment, course, released, hostile
 
 
-def _grade_everyone(course: Path, assignment: str, released, found: dict) -> None:
-    """Submit the stub, the solution, every variant in ``found`` and the hostile submissions;
-    autograde them in one ``nbgrader autograde``; feedback for some; export every grade."""
-
+def _grade_everyone(course: Path, assignment: str, released) -> dict:
+    """Submit the stub, the solution and the hostile submissions; autograde them in one
+    ``nbgrader autograde``; feedback for each; export every grade. Returns the hostile ones."""
     grading.submit(course, assignment, "stub", released)
     solution = grading.solution_notebook(assignment)
     grading.submit(course, assignment, "solution", solution)
-    # A variant is the reference solution with some functions swapped for the variant's code.
-    for kind in ("WRONG", "CORRECT"):
-        for name, sources in found[kind].items():
-            student = student_id(kind, name)
-            grading.submit(course, assignment, student, grading.replace_solutions(solution, sources))
-    for student, notebook in hostile_submissions(solution)[0].items():
+    hostile, kept = hostile_submissions(solution)
+    for student, notebook in hostile.items():
         grading.submit(course, assignment, student, notebook)
     grading.autograde(course, assignment)
-    # Feedback for the stub, the solution and the hostile submissions ("[sh]*"): hidden tests are
-    # removed cell by cell, the same for every student, and HTML costs a second each.
-    grading.feedback(course, assignment, "[sh]*")
+    grading.feedback(course, assignment)
     grading.export_grades(course)
+    return {"students": set(hostile), "kept": kept}
 
 
 def total(cells: dict) -> tuple[float, float]:
@@ -247,58 +220,12 @@ def test_solution_passes_validate(graded):
     assert "Success! Your notebook passes all the tests." in out, out
 
 
-def test_there_are_wrong_implementations(graded):
-    assignment, _, _, found = graded
-    assert len(found["WRONG"]) >= 3, f"{assignment}: write at least three known-wrong implementations"
-
-
-def test_wrong_implementations_lose_points(graded):
-    assignment, course, _, found = graded
-    for name in found["WRONG"]:
-        score, max_score = total(grading.scores(course, assignment, student_id("WRONG", name)))
-        assert score < max_score, f"{assignment}: wrong implementation {name} scores full marks"
-
-
-def test_visible_tests_catch_the_core_mistakes(graded):
-    """Each CORE variant fails a visible test, and the message names the concept."""
-    assignment, course, _, found = graded
-    assert found["CORE"], f"{assignment}: name the core mistake of each graded function in CORE"
-    assert set(found["CORE"]) <= set(found["WRONG"]), "every CORE entry is a WRONG variant"
-    for name, concept in found["CORE"].items():
-        visible, _ = visible_and_hidden(grading.scores(course, assignment, student_id("WRONG", name)))
-        lost = [k for k, c in visible.items() if c.score < c.max_score]
-        assert lost, f"{assignment}: the visible tests do not catch the core mistake {name}"
-        said = autograded_outputs(course, assignment, student_id("WRONG", name))
-        assert concept.lower() in said.lower(), (
-            f"{assignment}: {name} fails {lost}, but no message names {concept!r}:\n{said[-2000:]}")
-
-
-def test_hidden_tests_catch_what_visible_tests_miss(graded):
-    """At least a third of the wrong variants pass every visible test and lose hidden points."""
-    assignment, course, _, found = graded
-    only_hidden = []
-    for name in found["WRONG"]:
-        visible, hidden = visible_and_hidden(grading.scores(course, assignment, student_id("WRONG", name)))
-        if all(c.score == c.max_score for c in visible.values()) and total(hidden)[0] < total(hidden)[1]:
-            only_hidden.append(name)
-    assert 3 * len(only_hidden) >= len(found["WRONG"]), (
-        f"{assignment}: only {only_hidden} of {len(found['WRONG'])} wrong variants are caught by hidden tests alone")
-
-
-def test_correct_alternatives_score_full_marks(graded):
-    assignment, course, _, found = graded
-    for name in found["CORRECT"]:
-        cells = grading.scores(course, assignment, student_id("CORRECT", name))
-        failed = {k: c.score for k, c in cells.items() if c.score != c.max_score}
-        assert not failed, f"correct alternative {name} lost points in {failed}"
-
-
 def test_hostile_submissions_score_what_their_honest_content_deserves(graded):
-    assignment, course, released, _ = graded
+    assignment, course, _, hostile = graded
     rigged = grading.scores(course, assignment, "hostile-rigged-kernel")
     assert total(rigged)[0] == 0, f"{assignment}: a rigged kernel earned {total(rigged)}"
     assert "this test does not count" in autograded_outputs(course, assignment, "hostile-rigged-kernel")
-    _, kept = hostile_submissions(grading.solution_notebook(assignment))
+    kept = hostile["kept"]
     dies = grading.scores(course, assignment, "hostile-dies-after-first-test")
     scored = {k for k, c in dies.items() if c.score}
     assert scored == kept and all(dies[k].score == dies[k].max_score for k in kept), (
@@ -341,12 +268,11 @@ def test_feedback_hides_hidden_tests(graded):
 
 
 def test_grades_export(graded):
-    assignment, course, _, found = graded
-    rows = [r for r in csv.DictReader((course / "autograder" / "grades.csv").open()) if r["assignment"] == assignment]
+    assignment, course, _, hostile = graded
+    export = course / "autograder" / "grades" / "nbgrader.csv"
+    rows = [r for r in csv.DictReader(export.open()) if r["assignment"] == assignment]
     by_student = {r["student_id"]: r for r in rows}
-    students = {"stub", "solution", *hostile_submissions(grading.solution_notebook(assignment))[0]}
-    students |= {student_id(kind, name) for kind in ("WRONG", "CORRECT") for name in found[kind]}
-    assert set(by_student) == students
+    assert set(by_student) == {"stub", "solution", *hostile["students"]}
     max_score = float(by_student["solution"]["max_score"])
     assert float(by_student["solution"]["score"]) == max_score
     assert float(by_student["stub"]["score"]) == 0

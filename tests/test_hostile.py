@@ -459,6 +459,7 @@ def full_marks(course: Path, student: str) -> bool:
     return sum(c.score for c in cells.values()) == sum(c.max_score for c in cells.values()) > 0
 
 
+@pytest.mark.xdist_group("hostile-resources")  # its own worker: it waits on the clock
 def test_every_resource_case_is_graded_and_honest_work_keeps_its_marks(resources):
     course, outcomes = resources
     assert all(o.success for o in outcomes.values()), {s: o.error[-300:] for s, o in outcomes.items() if not o.success}
@@ -466,6 +467,7 @@ def test_every_resource_case_is_graded_and_honest_work_keeps_its_marks(resources
         assert full_marks(course, student), (student, grading.scores(course, ASSIGNMENT, student))
 
 
+@pytest.mark.xdist_group("hostile-resources")  # its own worker: it waits on the clock
 def test_an_endless_cell_is_interrupted_at_its_timeout(resources):
     course, outcomes = resources
     assert "CellTimeoutError" in graded_outputs(course, "honest-then-infinite-loop") or \
@@ -477,6 +479,7 @@ def test_an_endless_cell_is_interrupted_at_its_timeout(resources):
     ("honest-then-sleeps-10-minutes", f"ran past its {CELL_TIMEOUT} s limit and ignored the interrupt"),
     ("honest-then-slow-cells", f"ran past its wall clock of {WALL_CLOCK} s"),
 ])
+@pytest.mark.xdist_group("hostile-resources")  # its own worker: it waits on the clock
 def test_a_kernel_that_will_not_stop_costs_only_the_cells_after(resources, student, why):
     """Plain nbgrader discards a submission whose cell ignores the interrupt; a notebook of slow
     cells would run for as long as it likes. Here the kernel is stopped, and the cells before keep
@@ -492,12 +495,14 @@ def test_a_kernel_that_will_not_stop_costs_only_the_cells_after(resources, stude
     assert "kernel died" in rows[student]["flags"] and rows["honest"]["flags"] == ""
 
 
+@pytest.mark.xdist_group("hostile-resources")  # its own worker: it waits on the clock
 def test_200_mb_of_output_is_cut_to_the_cap(resources):
     course, _ = resources
     path = course / "autograder" / "autograded" / "honest-prints-200-MB" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     assert path.stat().st_size < 1_500_000 and "the grader cut the output here" in path.read_text()
 
 
+@pytest.mark.xdist_group("hostile-resources")  # its own worker: it waits on the clock
 def test_the_network_is_off(resources):
     if not sandboxed():
         pytest.skip("no bwrap (apt install bubblewrap): the autograder runs kernels unsandboxed")

@@ -169,9 +169,11 @@ def feedback(course: Path, assignment: str, students: str = "*") -> Path:
 
 
 def export_grades(course: Path) -> Path:
-    """``nbgrader export`` to ``autograder/grades.csv``."""
-    nbgrader(course, "export", "--to=autograder/grades.csv")
-    return course / "autograder" / "grades.csv"
+    """``nbgrader export`` (its own CSV, every assignment) to ``autograder/grades/nbgrader.csv``."""
+    out = Path(course) / layout.GRADES / "nbgrader.csv"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    nbgrader(course, "export", f"--to={out}")
+    return out
 
 
 def marked_lines(solution: nbformat.NotebookNode, marker: str) -> list[str]:
