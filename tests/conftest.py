@@ -2,7 +2,10 @@
 
 ``make check`` and ``make test`` run pytest-xdist with ``--dist loadgroup``: tests that share an
 ``xdist_group`` mark run on the same worker, so a module-scoped fixture (a scratch course, a
-round trip, a variant report) is built once. A test without one is grouped with its module.
+round trip, a variant report) is built once. A test without one is grouped with its module, and
+with the value of each module-scoped fixture it takes a parameter of (one assignment's round
+trip is its own group: ``test_assignments.graded``). pytest-xdist reads the marks before the marks
+of fixture parameters reach the tests, so those are grouped here, by their values.
 """
 
 import os
@@ -13,8 +16,15 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the marks
-def pytest_collection_modifyitems(items):
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+def _shared_params(item) -> list[str]:
+    """``name=value`` for each parameter of a fixture wider than one test that ``item`` uses."""
+    spec = getattr(item, "callspec", None)
+    definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    return [f"{name}={spec.params[name]}" for name in sorted(spec.params if spec else ())
+            if definitions.get(name) and definitions[name][-1].scope != "function"]
+
+
+def pytest_itemcollected(item):
+    """As each test is collected, before pytest-xdist reads the marks (in collection_modifyitems)."""
+    if item.get_closest_marker("xdist_group") is None:
+        item.add_marker(pytest.mark.xdist_group("-".join([item.module.__name__, *_shared_params(item)])))

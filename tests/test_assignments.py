@@ -158,9 +158,9 @@ def validate(course: Path, assignment: str) -> dict[str, str]:
 VALIDATED: dict[Path, Future] = {}  # course -> validate()'s reports, run beside the autograde
 
 
-# One assignment's round trip runs on one pytest-xdist worker (make test: --dist loadgroup).
-@pytest.fixture(scope="module", params=[pytest.param(a, marks=pytest.mark.xdist_group(f"round-trip-{a}"))
-                                        for a in ASSIGNMENTS])
+# One assignment's round trip runs on one pytest-xdist worker (make test: --dist loadgroup; the
+# grouping by this fixture's value is in tests/conftest.py).
+@pytest.fixture(scope="module", params=ASSIGNMENTS)
 def graded(request, tmp_path_factory):
     """Release, submit the stub, the solution and the hostile submissions, autograde once,
     feedback, export; and validate the stub and the solution meanwhile (a plain kernel each; the autograde's kernels
