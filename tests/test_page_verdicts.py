@@ -1,0 +1,71 @@
+"""No page chooses its conclusion by the outcome of its own run.
+
+A page may glue numbers into its prose (myst-nb's ``glue``), but not words picked by an ``if``:
+a sentence assembled from pre-written branches reads as a lesson whichever branch fired, so a
+demo that fails still "teaches". A page that makes a claim asserts it instead, so a rebuild that
+breaks the claim fails the build. This test reads every code cell of the pages below and fails on
+a ``glue`` whose value is a conditional expression, or a name assigned in an ``if`` branch or from
+a conditional expression.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+BOOK = Path(__file__).resolve().parents[1] / "book"
+# The generation half, Chapters 5 to 8 and the FAQ; Chapters 0-4 and the model card still glue
+# some verdicts (a separate issue).
+PAGES = ["05a-classification", "05b-tagging", "05c-question-answering", "06-forcing-bert-to-write",
+         "07-bert2bert", "08-choosing-a-model", "faq"]
+
+
+def code_cells(page: Path) -> list[str]:
+    """The Python source of every code cell of a MyST page (cell options and magics left out)."""
+    found = []
+    for body in re.findall(r"^```\{code-cell\}[^\n]*\n(.*?)^```", page.read_text(), flags=re.S | re.M):
+        lines = body.split("\n")
+        if lines[0].strip() == "---":  # a YAML block of cell options
+            lines = lines[lines.index("---", 1) + 1:]
+        found.append("\n".join(line for line in lines if not line.startswith((":", "%", "!"))))
+    return found
+
+
+def conditional_glue(sources: list[str]) -> list[str]:
+    """Every ``glue(name, value)`` whose value is chosen by a condition, as ``name: value``."""
+    trees = [ast.parse(source) for source in sources]
+    chosen = set()
+    for tree in trees:
+        for node in ast.walk(tree):
+            branches = node.body + node.orelse if isinstance(node, ast.If) else []
+            for assign in (n for branch in branches for n in ast.walk(branch)):
+                if isinstance(assign, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                    targets = assign.targets if isinstance(assign, ast.Assign) else [assign.target]
+                    chosen |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            if isinstance(node, ast.Assign) and any(isinstance(n, ast.IfExp) for n in ast.walk(node.value)):
+                chosen |= {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    found = []
+    for tree in trees:
+        for call in ast.walk(tree):
+            if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "glue" and len(call.args) >= 2:
+                value = call.args[1]
+                used = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+                if any(isinstance(n, ast.IfExp) for n in ast.walk(value)) or used & chosen:
+                    found.append(f"{ast.unparse(call.args[0])}: {ast.unparse(value)[:120]}")
+    return found
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_no_verdict_is_chosen_by_the_outcome(name):
+    found = conditional_glue(code_cells(BOOK / f"{name}.md"))
+    assert not found, (f"book/{name}.md glues words chosen by an if: pin the demo, assert the claim, "
+                       "and write the sentence once:\n" + "\n".join(found))
+
+
+def test_the_check_sees_both_kinds_of_choice():
+    sources = ["x = 1\nif x > 0:\n    verdict = 'works'\nelse:\n    verdict = 'fails'\nglue('v', verdict)",
+               "glue('w', 'more' if x > 1 else 'less')\nglue('n', f'{x:.1f}')"]
+    assert [f.split(":")[0] for f in conditional_glue(sources)] == ["'v'", "'w'"]
