@@ -5,9 +5,9 @@ jupyter-cache re-executes a page only when its code changes, not when ``BERTLAB_
 previous model. ``make book`` runs this first: it records the identity of both models (the BERT
 of every chapter, the decoder of Chapters 1, 6 and 8) next to the cache and empties the cache
 when it changed. Resolving the decoder here also converts it on a fresh machine, once, before
-the first page needs it. Folders named after the build folder hold code the pages import that is
-not in this package (the book's ``book/reference``): a change to any ``.py`` file there empties
-the cache too.
+the first page needs it. The folders given after the build folder hold code the pages import
+that is not in this package (the book's ``book/reference``): a change to any ``.py`` file there
+empties the cache too.
 
     python -m bertlab.book_cache _build book/reference
 """

@@ -11,7 +11,6 @@ which the wheel leaves out.
 from __future__ import annotations
 
 import ast
-import json
 import shutil
 import subprocess
 import sys
@@ -19,20 +18,22 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import variant_runner
 
-REPO = Path(__file__).resolve().parents[1]
+from bertlab.grader import grading
+
+REPO = grading.REPO
 
 
 def graded_functions() -> dict[str, tuple[str, tuple[str, ...]]]:
     """name -> (assignment, positional parameter names) of every function a solution cell defines."""
     found = {}
-    for notebook in sorted(REPO.glob("solutions/*/*.ipynb")):
-        for cell in json.loads(notebook.read_text())["cells"]:
-            meta = cell.get("metadata", {}).get("nbgrader", {})
-            if cell["cell_type"] == "code" and meta.get("solution") and not meta.get("grade"):
-                for node in ast.parse("".join(cell["source"])).body:
+    for assignment in grading.assignments():
+        for cell in variant_runner.cells(assignment):
+            if cell["kind"] == "solution":
+                for node in ast.parse(cell["source"]).body:
                     if isinstance(node, ast.FunctionDef):
-                        found[node.name] = (notebook.parent.name, tuple(a.arg for a in node.args.args))
+                        found[node.name] = (assignment, tuple(a.arg for a in node.args.args))
     return found
 
 

@@ -27,7 +27,9 @@ from pathlib import Path
 import pytest
 from variant_runner import REPO, variants
 
-ASSIGNMENTS = sorted(p.name for p in (REPO / "solutions").glob("ps*") if p.is_dir())
+from bertlab.grader import grading
+
+ASSIGNMENTS = grading.assignments()
 
 
 def _cases(kinds: tuple[str, ...]) -> list:

@@ -31,7 +31,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from bertlab.grader import grading
+
+REPO = grading.REPO
 CELL_TIMEOUT = 120  # seconds, as c.Execute.timeout in autograder/nbgrader_config.py
 
 
@@ -47,14 +49,13 @@ def variants(assignment: str) -> dict:
 
 def cells(assignment: str) -> list[dict]:
     """The solution notebook's code cells: source, grade id, kind (solution, test, other), points."""
-    (path,) = (REPO / "solutions" / assignment).glob("*.ipynb")
     found = []
-    for cell in json.loads(path.read_text())["cells"]:
-        if cell["cell_type"] != "code":
+    for cell in grading.solution_notebook(assignment).cells:
+        if cell.cell_type != "code":
             continue
-        meta = cell.get("metadata", {}).get("nbgrader", {})
+        meta = cell.metadata.get("nbgrader", {})
         kind = "solution" if meta.get("solution") else "test" if meta.get("grade") else "other"
-        found.append({"source": "".join(cell["source"]), "grade_id": meta.get("grade_id"), "kind": kind,
+        found.append({"source": cell.source, "grade_id": meta.get("grade_id"), "kind": kind,
                       "points": float(meta.get("points", 0) or 0)})
     return found
 

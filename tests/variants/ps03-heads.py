@@ -1,11 +1,5 @@
-"""Known-wrong and alternative-correct implementations for ps03-heads.
-
-Each entry maps a solution cell's grade id to the source a student might hand in. The
-assignment tests (tests/test_assignments.py) prove that every WRONG entry loses points, that
-each CORE entry (the core conceptual mistake of a function) fails its visible test with a
-message containing the given words, that at least a third of the WRONG entries pass every
-visible test and lose hidden-test points only, and that every CORRECT entry scores full marks.
-"""
+"""Known-wrong and alternative-correct implementations of ps03-heads: what each entry holds and what
+the tests prove with it is in tests/test_variants.py."""
 
 WRONG = {
     # CORE: forgets the head's LayerNorm: dense -> GELU -> vocabulary.

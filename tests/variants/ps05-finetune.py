@@ -1,10 +1,5 @@
-"""Known-wrong and alternative-correct implementations for ps05-finetune.
-
-Each entry maps a solution cell's grade id to the source a student might hand in. The
-assignment tests (tests/test_assignments.py) prove that every WRONG entry loses points, that
-the CORE ones fail a visible test with a message naming the concept, and that every CORRECT
-entry scores full marks.
-"""
+"""Known-wrong and alternative-correct implementations of ps05-finetune: what each entry holds and what
+the tests prove with it is in tests/test_variants.py."""
 
 WRONG = {
     # The word's label on every one of its pieces.

@@ -1,11 +1,5 @@
-"""Known-wrong and alternative-correct implementations for ps06-generation.
-
-Each entry maps a solution cell's grade id to the source a student might hand in. The
-assignment tests (tests/test_assignments.py) prove that every WRONG entry loses points, that
-every CORE entry fails a visible test with a message naming the concept, that at least a third
-of the WRONG entries pass every visible test and are caught by the hidden tests alone, and that
-every CORRECT entry scores full marks.
-"""
+"""Known-wrong and alternative-correct implementations of ps06-generation: what each entry holds and what
+the tests prove with it is in tests/test_variants.py."""
 
 WRONG = {
     # fill_left_to_right ------------------------------------------------------------------------

@@ -1,11 +1,5 @@
-"""Known-wrong and alternative-correct implementations for ps07-bert2bert.
-
-Each entry maps a solution cell's grade id to the source a student might hand in. The
-assignment tests (tests/test_assignments.py) prove that every WRONG entry loses points, that
-each CORE entry (the core mistake of one function) fails that function's visible test with a
-message containing its words, that at least a third of WRONG are caught only by hidden tests,
-and that every CORRECT entry scores full marks.
-"""
+"""Known-wrong and alternative-correct implementations of ps07-bert2bert: what each entry holds and what
+the tests prove with it is in tests/test_variants.py."""
 
 WRONG = {
     # Shifts the wrong way: decoder input t holds label t + 1, the answer it should predict later.
