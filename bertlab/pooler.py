@@ -1,13 +1,15 @@
-"""What the checkpoint's pooler is: evidence read from the weight files, not assumed.
+"""What a checkpoint's pooler is: evidence read from the weight files, not assumed.
 
 BERT's pooler (``BertPooler`` in transformers' ``models/bert/modeling_bert.py``: dense + tanh
 on the last-layer ``[CLS]`` vector) was trained for next-sentence prediction in
-bert-base-uncased (Devlin et al. 2019, section 3.1). Nothing says the same of the model these
-pages run on: all-MiniLM-L6-v2 was fine-tuned with MEAN pooling, so its pooler was never on a
+bert-base-uncased (Devlin et al. 2019, section 3.1). Nothing says the same of the course
+checkpoint: all-MiniLM-L6-v2 was fine-tuned with MEAN pooling, so its pooler was never on a
 loss path, and ``BertForMaskedLM`` (the course checkpoint's training class) has no pooler at
 all. A dense layer that any gradient step reached would not keep a bias of exact zeros.
 
-Used by the model card (the pooler's evidence), Chapter 0 and Chapter 2.
+This module returns facts (counts and a spread), never a sentence: a page states its claim in
+its own words, glues these numbers into it and asserts them. Used by the model card (the
+pooler's evidence), Chapter 0 and Chapter 2.
 """
 
 from __future__ import annotations
@@ -16,6 +18,15 @@ import os
 
 import torch
 from safetensors.torch import load_file
+
+
+def _folder(path: str) -> str:
+    """The local folder of a checkpoint: ``path`` itself, or a hub id's folder in the local cache."""
+    if os.path.isdir(path):
+        return path
+    from transformers.utils import cached_file  # a hub id such as bert-base-uncased, downloaded once
+
+    return os.path.dirname(cached_file(path, "model.safetensors"))
 
 
 def _pooler_weights(folder: str) -> dict[str, torch.Tensor]:
@@ -32,14 +43,14 @@ def _pooler_weights(folder: str) -> dict[str, torch.Tensor]:
     return found
 
 
-def pooler_evidence(folder: str, minilm_folder: str | None = None) -> dict:
-    """Facts about the pooler stored in ``folder``.
+def pooler_evidence(path: str, minilm_folder: str | None = None) -> dict:
+    """Facts about the pooler of the checkpoint at ``path`` (a folder, or a hub id in the cache).
 
     Returns ``bias_zeros`` and ``bias_size`` (how many of the bias's entries are exactly 0),
     ``weight_std`` (BERT initialises dense layers with std 0.02), and, when ``minilm_folder``
     is given, ``same_as_minilm``: whether the pooler is, value for value, the pip MiniLM's.
     """
-    pooler = _pooler_weights(folder)
+    pooler = _pooler_weights(_folder(path))
     evidence = {
         "bias_zeros": int((pooler["bias"] == 0).sum()),
         "bias_size": pooler["bias"].numel(),
@@ -51,23 +62,13 @@ def pooler_evidence(folder: str, minilm_folder: str | None = None) -> dict:
     return evidence
 
 
-def pooler_was_trained(path: str) -> bool:
-    """Whether the pooler of a checkpoint (a folder, or a hub id in the local cache) shows any
-    sign of training: False when every bias entry is exactly 0, as in the course checkpoint."""
-    folder = path
-    if not os.path.isdir(path):  # a hub id such as bert-base-uncased, downloaded once
-        from transformers.utils import cached_file
+def course_pooler_evidence() -> dict:
+    """:func:`pooler_evidence` of the course's default model, whichever model a page ran on.
 
-        folder = os.path.dirname(cached_file(path, "model.safetensors"))
-    evidence = pooler_evidence(folder)
-    return evidence["bias_zeros"] < evidence["bias_size"]
+    The default is the course checkpoint when its weights ship, else the pip all-MiniLM-L6-v2;
+    the two hold the same pooler, value for value (the model card checks it), so the evidence
+    is the same. Pages that say "the course checkpoint's pooler was never trained" assert
+    ``bias_zeros == bias_size`` on this."""
+    from bertlab.models import default_model_path
 
-
-def pooler_sentence(path: str) -> str:
-    """One sentence, true of the checkpoint at ``path``, on what its pooler was trained for."""
-    if pooler_was_trained(path):
-        return ("its weights show training; in bert-base-uncased that training was next-sentence "
-                "prediction")
-    return ("in bert-base-uncased that layer was trained for next-sentence prediction, but in this "
-            "checkpoint it was never trained (every entry of its bias is exactly 0; the model card shows "
-            "the evidence)")
+    return pooler_evidence(default_model_path())
