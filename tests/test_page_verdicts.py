@@ -4,8 +4,8 @@ A page may glue numbers into its prose (myst-nb's ``glue``), but not words picke
 a sentence assembled from pre-written branches reads as a lesson whichever branch fired, so a
 demo that fails still "teaches". A page that makes a claim asserts it instead, so a rebuild that
 breaks the claim fails the build. This test reads every code cell of the pages below and fails on
-a ``glue`` whose value is a conditional expression, or a name assigned in an ``if`` branch or from
-a conditional expression.
+a ``glue`` whose value is a conditional expression, falls back on words (``x or "none"``), or uses a
+name assigned in an ``if`` branch or from a conditional expression.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 BOOK = Path(__file__).resolve().parents[1] / "book"
-# The generation half, Chapters 5 to 8 and the FAQ; Chapters 0-4 and the model card still glue
-# some verdicts (a separate issue).
-PAGES = ["05a-classification", "05b-tagging", "05c-question-answering", "06-forcing-bert-to-write",
-         "07-bert2bert", "08-choosing-a-model", "faq"]
+# Every page of the book: the introduction, Chapters 0 to 8, the FAQ and the model card.
+PAGES = ["intro", "00-first-look", "01-encoder-not-decoder", "02-what-comes-out", "03-task-heads",
+         "04-masked-language-modelling", "05a-classification", "05b-tagging", "05c-question-answering",
+         "06-forcing-bert-to-write", "07-bert2bert", "08-choosing-a-model", "faq", "model-card"]
 
 
 def code_cells(page: Path) -> list[str]:
@@ -32,6 +32,11 @@ def code_cells(page: Path) -> list[str]:
             lines = lines[lines.index("---", 1) + 1:]
         found.append("\n".join(line for line in lines if not line.startswith((":", "%", "!"))))
     return found
+
+
+def is_words(node: ast.AST) -> bool:
+    """Whether ``node`` is a string literal (the words of a fallback such as ``x or "none"``)."""
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
 def conditional_glue(sources: list[str]) -> list[str]:
@@ -53,7 +58,9 @@ def conditional_glue(sources: list[str]) -> list[str]:
             if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "glue" and len(call.args) >= 2:
                 value = call.args[1]
                 used = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
-                if any(isinstance(n, ast.IfExp) for n in ast.walk(value)) or used & chosen:
+                fallback = any(isinstance(n, ast.BoolOp) and any(is_words(v) for v in n.values)
+                               for n in ast.walk(value))
+                if any(isinstance(n, ast.IfExp) for n in ast.walk(value)) or used & chosen or fallback:
                     found.append(f"{ast.unparse(call.args[0])}: {ast.unparse(value)[:120]}")
     return found
 
@@ -65,7 +72,12 @@ def test_no_verdict_is_chosen_by_the_outcome(name):
                        "and write the sentence once:\n" + "\n".join(found))
 
 
+def test_every_page_is_checked():
+    assert sorted(PAGES) == sorted(page.stem for page in BOOK.glob("*.md"))
+
+
 def test_the_check_sees_both_kinds_of_choice():
     sources = ["x = 1\nif x > 0:\n    verdict = 'works'\nelse:\n    verdict = 'fails'\nglue('v', verdict)",
-               "glue('w', 'more' if x > 1 else 'less')\nglue('n', f'{x:.1f}')"]
-    assert [f.split(":")[0] for f in conditional_glue(sources)] == ["'v'", "'w'"]
+               "glue('w', 'more' if x > 1 else 'less')\nglue('n', f'{x:.1f}')",
+               "glue('f', ', '.join(names) or 'none')\nglue('m', x or 0)"]
+    assert [f.split(":")[0] for f in conditional_glue(sources)] == ["'v'", "'w'", "'f'"]
