@@ -49,6 +49,10 @@ def test_kind_of_answers_sit_at_their_offsets():
         word = r["question"][len("What is "):-len(" a kind of?")]
         assert f"{word}: a kind of {r['answer']};" in r["context"]
     assert len(datasets.kind_of_document()) == 120
+    # the split: the asked synset decides it (the page's held-out questions are about unseen synsets)
+    assert not any(wordnet.held_out(r["id"]) for r in questions["train"])
+    assert all(wordnet.held_out(r["id"]) for r in questions["heldout"])
+    assert len(questions["heldout"]) == wordnet.QA_PARAGRAPHS // wordnet.QA_HELDOUT_EVERY
 
 
 def test_name_rule_longest_match_and_ambiguity():

@@ -24,8 +24,10 @@ the text; the rules are the functions of this module:
   "<word>: a kind of <hypernym>; <definition>." built from three random synsets, and the
   question "What is <word> a kind of?", whose answer is the hypernym's name in the paragraph.
 
-Split: a synset (for QA: the synset asked about) is held out when the first byte of the md5 of
-its WordNet offset is below 52 (about 20%), so the split never changes between builds.
+Split: a synset is held out when the first byte of the md5 of its WordNet offset is below 52
+(about 20%), so the split never changes between builds. For QA, every fifth paragraph is
+held out and made of held-out synsets only, the others of training synsets only: nothing in a
+held-out paragraph was read in training.
 
 Usage::
 
@@ -57,6 +59,7 @@ TOPICS_PER_CLASS = 700  # 3,500 definitions; about 20% of them held out
 TAGS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
 MAX_WORDS = 24  # definitions are cut at 24 words: short sequences keep CPU fine-tuning fast
 QA_PARAGRAPHS = 2000
+QA_HELDOUT_EVERY = 5  # every fifth paragraph asks about a held-out synset
 TAG_SENTENCES = 4000  # every definition naming a person, then place-only ones up to this many
 #: Definitions with these words are left out: the pages print examples at random.
 BLOCKLIST = re.compile(r"\b(sex\w*|penis|vagina\w*|genital\w*|intercourse|copulat\w*|homosexual\w*|"
@@ -188,17 +191,22 @@ def kind_of_questions(synsets: dict[str, Synset], seed: int = 0) -> tuple[list[d
         name = synsets[hyper[0]].lemmas[0]
         if len(name.split()) <= 3 and name.lower() not in s.definition.lower() and name != s.lemmas[0]:
             pool.append((s, name))
+    # A paragraph is made of training synsets only or of held-out synsets only, so a held-out
+    # question's paragraph was never read in training, neither its answer nor its other entries.
+    pools = {"train": [p for p in pool if not held_out(p[0].offset)],
+             "heldout": [p for p in pool if held_out(p[0].offset)]}
     rows = []
-    for _ in range(QA_PARAGRAPHS):
-        picked = rng.sample(pool, 3)
-        asked, answer = picked[rng.randrange(3)]
+    for i in range(QA_PARAGRAPHS):
+        split = "heldout" if i % QA_HELDOUT_EVERY == 0 else "train"
+        picked = rng.sample(pools[split], 3)
+        slot = rng.randrange(3)
+        asked, answer = picked[slot]
         sentences = [kind_of_sentence(s, h) for s, h in picked]
         context = " ".join(sentences)
-        start = context.index(sentences[[p[0] for p in picked].index(asked)]) + len(asked.lemmas[0]) + len(": a kind of ")
+        start = context.index(sentences[slot]) + len(asked.lemmas[0]) + len(": a kind of ")
         assert context[start:start + len(answer)] == answer
         rows.append({"id": asked.offset, "question": f"What is {asked.lemmas[0]} a kind of?", "context": context,
-                     "answer": answer, "answer_start": start,
-                     "split": "heldout" if held_out(asked.offset) else "train"})
+                     "answer": answer, "answer_start": start, "split": split})
     # a long document (well over 512 tokens): 120 such sentences, and questions about some of them
     document = [kind_of_sentence(s, h) for s, h in rng.sample(pool, 120)]
     return rows, document
