@@ -42,10 +42,11 @@ def test_every_exercise_has_links():
 
 
 def test_no_other_repository_url_is_written_down():
-    """The README, the chapters and the notebooks name the course repository only as the config does."""
+    """The README, the guides, the chapters and the notebooks name the course repository only as the
+    config does."""
     url = launch_links.repository().url
-    files = [REPO / "README.md", *(REPO / "book").glob("*.md"), *(REPO / "solutions").rglob("*.ipynb"),
-             *(REPO / "exercises").rglob("*.ipynb")]
+    files = [REPO / "README.md", *(REPO / "docs").glob("*.md"), *(REPO / "book").glob("*.md"),
+             *(REPO / "solutions").rglob("*.ipynb"), *(REPO / "exercises").rglob("*.ipynb")]
     for path in files:
         for found in re.findall(r"github\.com/[\w.-]+/[\w.-]+", path.read_text()):
             if "bertlab" not in found:  # other projects' repositories (nbgrader, bubblewrap, ...)
