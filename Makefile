@@ -110,7 +110,7 @@ collect: install
 # writes autograder/reports/$(ASSIGNMENT).csv/.json; fails naming every student whose submission
 # needs a look. A submission unchanged since it was graded is skipped (FORCE=1, or make regrade,
 # grades it again). Needs the assignment released (make release), and never releases it itself.
-# SCHEDULER=tcp://host:8786 grades on a Dask cluster instead (README: "Grading on a cluster").
+# SCHEDULER=tcp://host:8786 grades on a Dask cluster instead (docs/instructors.md: "Grading on a cluster").
 autograde: install
 	$(GRADER) autograde $(ASSIGNMENT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) \
 	  $(if $(STUDENT),--student $(STUDENT)) $(if $(FORCE),--force)

@@ -19,5 +19,5 @@ Its parts, one idea each:
 - :mod:`~bertlab.grader.grading`: the nbgrader round trip in a scratch course (tests, bench).
 
 Its dependencies are the ``grader`` extra of ``pyproject.toml``; it is configured by
-``autograder/nbgrader_config.py`` and explained in the README ("Grading").
+``autograder/nbgrader_config.py`` and explained in ``docs/instructors.md``.
 """

@@ -25,7 +25,7 @@ a scheduler, workers started by hand, by ``dask-jobqueue`` on SLURM, or on Kuber
   with the course's files those workers held) and is reported, not retried for ever.
 
 Used by ``python -m bertlab.grader autograde ASSIGNMENT --scheduler tcp://host:8786`` and by
-``make bench`` (a ``LocalCluster``); the README shows a cluster set up by hand.
+``make bench`` (a ``LocalCluster``); ``docs/instructors.md`` shows a cluster set up by hand.
 """
 
 from __future__ import annotations

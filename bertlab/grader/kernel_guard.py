@@ -32,7 +32,7 @@ always says yes).
 
 This module runs inside the student's kernel (the probe imports it there), so it imports the
 standard library only. Configured in ``autograder/nbgrader_config.py``; explained for
-instructors in the README.
+instructors in ``docs/instructors.md``.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ How the parts meet:
 without a working sandbox kernels are always cold. A kernel forked from the zygote differs from
 a fresh one in what is already imported, and nothing else a notebook can rely on: ``random``
 and numpy's global generator are seeded afresh from the OS, as at a fresh start.
-Used by :class:`bertlab.grader.kernel_sandbox.SandboxedKernelManager`; the README's grading section
+Used by :class:`bertlab.grader.kernel_sandbox.SandboxedKernelManager`; ``docs/instructors.md``
 says what it saves.
 """
 
