@@ -2,8 +2,9 @@
 
 Used in the book's "What comes out of BERT" chapter to compare three ways of turning BERT's
 token vectors into one sentence vector (the pooled [CLS], the raw [CLS], the mean over real
-tokens), on the page's model and on the pip all-MiniLM-L6-v2 as a control. Each pair carries a similarity score in [0, 1] that the course authors gave by hand,
-in the spirit of the STS benchmark (Cer et al., 2017, "SemEval-2017 Task 1"):
+tokens), on the page's model and on the pip all-MiniLM-L6-v2 as a control. Each pair carries a
+similarity score in [0, 1] that the course authors gave by hand, in the spirit of the STS
+benchmark (Cer et al., 2017, "SemEval-2017 Task 1"):
 
 - 1.0   the two sentences mean the same thing (paraphrases);
 - ~0.75 the same event or claim with a detail changed or missing;

@@ -49,7 +49,7 @@ def test_kind_of_answers_sit_at_their_offsets():
         word = r["question"][len("What is "):-len(" a kind of?")]
         assert f"{word}: a kind of {r['answer']};" in r["context"]
     assert len(datasets.kind_of_document()) == 120
-    # the split: the asked synset decides it (the page's held-out questions are about unseen synsets)
+    # the split: a held-out paragraph asks about a held-out synset, a training one never does
     assert not any(wordnet.held_out(r["id"]) for r in questions["train"])
     assert all(wordnet.held_out(r["id"]) for r in questions["heldout"])
     assert len(questions["heldout"]) == wordnet.QA_PARAGRAPHS // wordnet.QA_HELDOUT_EVERY

@@ -59,7 +59,7 @@ TOPICS_PER_CLASS = 700  # 3,500 definitions; about 20% of them held out
 TAGS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
 MAX_WORDS = 24  # definitions are cut at 24 words: short sequences keep CPU fine-tuning fast
 QA_PARAGRAPHS = 2000
-QA_HELDOUT_EVERY = 5  # every fifth paragraph asks about a held-out synset
+QA_HELDOUT_EVERY = 5  # every fifth paragraph is held out, made of held-out synsets only
 TAG_SENTENCES = 4000  # every definition naming a person, then place-only ones up to this many
 #: Definitions with these words are left out: the pages print examples at random.
 BLOCKLIST = re.compile(r"\b(sex\w*|penis|vagina\w*|genital\w*|intercourse|copulat\w*|homosexual\w*|"
