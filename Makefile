@@ -25,7 +25,7 @@ ASSIGNMENT ?= $(lastword $(ASSIGNMENTS))
 JB_FLAGS := -W -n --keep-going
 
 .PHONY: install book check test exercises lab release collect autograde regrade feedback grades bench \
-        checkpoint bert2bert clean
+        checkpoint bert2bert diffusion clean
 
 install: $(STAMP)
 
@@ -167,6 +167,19 @@ bert2bert: install
 	$(BIN)/python -m bertlab.bert2bert.train --out runs/bert2bert --max-steps $(BERT2BERT_STEPS)
 	$(BIN)/python -m bertlab.bert2bert.train --share --out runs/bertshare --max-steps $(BERT2BERT_STEPS)
 	$(BIN)/python -m bertlab.bert2bert.evaluate --bertshare runs/bertshare/weights
+
+## Masked diffusion (Chapter 6b): the course checkpoint trained at every masking ratio
+
+# transformers' Trainer on Chapter 7's training pairs, [CLS] word : sentence [SEP] definition [SEP],
+# the definition masked at a ratio t ~ U(0, 1) per pair and its loss weighted by 1/t; exports every
+# trained tensor (fp16, sha256, settings, curve) into bertlab/diffusion/weights. About 65 minutes on
+# 2 CPU cores; it stops after DIFFUSION_MINUTES and resumes from runs/diffusion when run again.
+# The recipe is book/reference/diffusion_training.py: it trains through what ps06b grades.
+DIFFUSION_STEPS ?= 6000
+DIFFUSION_MINUTES ?= 85
+diffusion: install
+	PYTHONPATH=book $(BIN)/python -m reference.diffusion_training --out runs/diffusion \
+	  --max-steps $(DIFFUSION_STEPS) --minutes $(DIFFUSION_MINUTES)
 
 ## Measurements ------------------------------------------------------------------------------
 

@@ -1,0 +1,243 @@
+"""``make diffusion``: continue the course checkpoint as a masked diffusion model, then export it.
+
+The text is Chapter 7's definitions task (:mod:`bertlab.bert2bert.definitions`, training synsets
+only) as a BERT sentence pair, ``[CLS] word : sentence [SEP] definition [SEP]``: the prompt (the
+first segment) and the special tokens are never masked; every other position is masked with a ratio t ~ U(0, 1) drawn
+per sequence and its loss weighted by 1/t (:func:`reference.diffusion.diffusion_mask`, the loss of
+:func:`reference.diffusion.diffusion_loss`). The network is the course's ``BertForMaskedLM``,
+unchanged and given no input for t (Ou et al. 2024, RADD).
+
+Two tricks buy steps on a CPU: sequences are short (``MAX_SOURCE_TOKENS``, ``MAX_DEFINITION_TOKENS``), and the MLM head runs only
+at the masked positions (``model.cls(hidden[masked])``: [M, V] logits instead of [B, T, V]). The
+word embeddings stay frozen (the MLM head's output projection is tied to them), so what ships is
+the rest, in fp16.
+
+Training is transformers' ``Trainer`` with :class:`DiffusionTrainer`'s ``compute_loss``: seeded,
+a checkpoint every ``--save-steps``, so the same command resumes after a kill; every logged step
+goes to ``OUT/curve.jsonl``. At the end the trained tensors, their sha256 and a manifest (the
+settings, the curve) go to ``bertlab/diffusion/weights/``, which :mod:`bertlab.diffusion`
+assembles on first use. Chapter 6b's short live run uses the same trainer.
+
+    PYTHONPATH=book python -m reference.diffusion_training --out runs/diffusion --minutes 85
+
+This recipe lives with the book, not in the installed package, because it trains through the
+functions the masked-diffusion assignment grades.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from reference.diffusion import diffusion_mask
+
+MAX_SOURCE_TOKENS, MAX_DEFINITION_TOKENS = 40, 32  # Chapter 7's limits (sources <= 24 words, definitions <= 16)
+
+
+def definition_pairs(split: str = "train") -> list[tuple[str, str]]:
+    """(source, definition) for every pair of the definitions set's ``split``, in file order; the
+    source is Chapter 7's ``word : sentence`` (:func:`bertlab.bert2bert.definitions.source_text`)."""
+    from bertlab.bert2bert import definitions
+
+    return [(definitions.source_text(r), r["definition"]) for r in definitions.load(split)]
+
+
+def encode(tokenizer, source: str, definition: str) -> dict:
+    """``[CLS] source [SEP] definition [SEP]`` as a BERT sentence pair: ids, segment ids, and
+    which positions may be masked (the definition's; never the prompt or a special token)."""
+    source_ids = tokenizer(source, add_special_tokens=False)["input_ids"][:MAX_SOURCE_TOKENS]
+    body = tokenizer(definition, add_special_tokens=False)["input_ids"][:MAX_DEFINITION_TOKENS]
+    ids = [tokenizer.cls_token_id, *source_ids, tokenizer.sep_token_id, *body, tokenizer.sep_token_id]
+    segments = [0] * (len(source_ids) + 2) + [1] * (len(body) + 1)
+    maskable = [False] * (len(source_ids) + 2) + [True] * len(body) + [False]
+    return {"input_ids": ids, "token_type_ids": segments, "maskable": maskable}
+
+
+class Definitions(torch.utils.data.Dataset):
+    """Encoded (source, definition) pairs (:func:`encode`)."""
+
+    def __init__(self, pairs: list[tuple[str, str]], tokenizer):
+        self.items = [encode(tokenizer, w, d) for w, d in pairs]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, i: int) -> dict:
+        return self.items[i]
+
+
+def collate(items: list[dict], pad_id: int = 0) -> dict:
+    """Pad a batch: ``input_ids``, ``token_type_ids``, ``attention_mask`` [B, T], ``maskable`` bool [B, T]."""
+    T = max(len(x["input_ids"]) for x in items)
+    ids = torch.full((len(items), T), pad_id)
+    segments = torch.zeros(len(items), T, dtype=torch.long)
+    attention = torch.zeros(len(items), T, dtype=torch.long)
+    maskable = torch.zeros(len(items), T, dtype=torch.bool)
+    for i, x in enumerate(items):
+        n = len(x["input_ids"])
+        ids[i, :n] = torch.tensor(x["input_ids"])
+        segments[i, :n] = torch.tensor(x["token_type_ids"])
+        attention[i, :n] = 1
+        maskable[i, :n] = torch.tensor(x["maskable"])
+    return {"input_ids": ids, "token_type_ids": segments, "attention_mask": attention, "maskable": maskable}
+
+
+def diffusion_step_loss(model, batch: dict, mask_token_id: int, generator: torch.Generator | None = None):
+    """The masked-diffusion loss of one batch, logits computed at the masked positions only.
+
+    Equal to :func:`reference.diffusion.diffusion_loss` on the full logits (sum over masked
+    positions of CE / t, divided by the number of maskable positions), for a fraction of the
+    MLM head's cost. Returns (loss, number of masked tokens).
+    """
+    ids, maskable = batch["input_ids"], batch["maskable"]
+    noisy, masked, t = diffusion_mask(ids, maskable, mask_token_id, generator)            # [B, T], [B, T], [B]
+    hidden = model.bert(input_ids=noisy, token_type_ids=batch["token_type_ids"],
+                        attention_mask=batch["attention_mask"]).last_hidden_state  # [B, T, H]
+    logits = model.cls(hidden[masked])                                                  # [M, V]
+    ce = F.cross_entropy(logits, ids[masked], reduction="none")                         # [M]
+    weight = (1.0 / t)[:, None].expand_as(masked)[masked]                               # [M]
+    return (ce * weight).sum() / maskable.sum().clamp(min=1), int(masked.sum())
+
+
+def make_trainer(model, tokenizer, pairs: list[tuple[str, str]], out: Path, max_steps: int, batch_size: int = 32,
+                 lr: float = 2e-4, warmup: int = 100, log_steps: int = 25, save_steps: int | None = 250,
+                 seed: int = 0, callbacks: list = (), minutes: float | None = None):
+    """A ``Trainer`` whose loss is :func:`diffusion_step_loss`; the masks come from torch's global
+    generator, which the Trainer seeds and restores on resume. ``make diffusion`` and Chapter 6b's
+    live run both train through it."""
+    from transformers import Trainer, TrainingArguments
+
+    class DiffusionTrainer(Trainer):
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+            loss, _ = diffusion_step_loss(model, inputs, tokenizer.mask_token_id)
+            return (loss, None) if return_outputs else loss
+
+    args = TrainingArguments(
+        output_dir=str(out), max_steps=max_steps, per_device_train_batch_size=batch_size, learning_rate=lr,
+        warmup_steps=warmup, lr_scheduler_type="linear", weight_decay=0.01, logging_steps=log_steps,
+        save_strategy="steps" if save_steps else "no", save_steps=save_steps or 500, save_total_limit=2,
+        seed=seed, data_seed=seed, report_to=[], use_cpu=not torch.cuda.is_available(), dataloader_num_workers=0,
+        remove_unused_columns=False, disable_tqdm=False)
+    return DiffusionTrainer(model=model, args=args, train_dataset=Definitions(pairs, tokenizer),
+                            data_collator=lambda items: collate(items, tokenizer.pad_token_id),
+                            callbacks=list(callbacks) + ([TimeLimit(minutes)] if minutes else []))
+
+
+class TimeLimit:
+    """A ``TrainerCallback`` (duck-typed) that saves and stops after ``minutes`` of this session:
+    run the command again to go on from that checkpoint."""
+
+    def __init__(self, minutes: float):
+        self.deadline = time.monotonic() + 60 * minutes
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if time.monotonic() > self.deadline:
+            control.should_training_stop = control.should_save = True
+
+
+def freeze_word_embeddings(model) -> int:
+    """Freeze the word embeddings (and the output projection tied to them); returns how many
+    parameters still train."""
+    model.bert.embeddings.word_embeddings.weight.requires_grad_(False)
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def trained_names(model) -> list[str]:
+    """The state-dict names training changes: every tensor but the word embeddings and the tied
+    decoder weight (the MLM head's bias trains)."""
+    frozen = {"bert.embeddings.word_embeddings.weight", "cls.predictions.decoder.weight"}
+    return [k for k in model.state_dict() if k not in frozen and "position_ids" not in k]
+
+
+class CurveLog:
+    """A ``TrainerCallback`` (duck-typed) appending every log row to ``curve.jsonl``."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        with open(self.path, "a") as f:
+            f.write(json.dumps({"step": state.global_step, **(logs or {})}) + "\n")
+
+
+def export(model, run: Path, settings: dict, weights_dir: Path) -> Path:
+    """The trained tensors (fp16) and the manifest (sha256, settings, curve) into ``weights_dir``."""
+    from safetensors.torch import save_file
+
+    from bertlab.checkpoint.embedded import sha256
+    from bertlab.checkpoint.export import hardware
+
+    weights_dir.mkdir(parents=True, exist_ok=True)
+    state = model.state_dict()
+    names = trained_names(model)
+    save_file({k: state[k].detach().to(torch.float16).contiguous() for k in names},
+              weights_dir / "delta.safetensors", metadata={"format": "pt"})
+    curve = [json.loads(line) for line in (run / "curve.jsonl").read_text().splitlines()]
+    manifest = {"bertlab_name": "bertlab-masked-diffusion-definitions", "weights_file": "delta.safetensors",
+                "sha256": sha256(weights_dir / "delta.safetensors"),
+                "base": "the course checkpoint (bertlab-minilm-l6-mlm); word embeddings frozen",
+                "trained_parameters": sum(state[k].numel() for k in names), "settings": settings,
+                "hardware": hardware(), "curve": [r for r in curve if "loss" in r]}
+    (weights_dir / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    return weights_dir
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    from bertlab.diffusion import WEIGHTS_DIR
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default="runs/diffusion", help="run folder (checkpoints, curve.jsonl)")
+    ap.add_argument("--max-steps", type=int, default=6000)
+    ap.add_argument("--minutes", type=float, default=85.0, help="stop after this many minutes of this session (0: no limit)")
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--lr", type=float, default=2e-4)
+    ap.add_argument("--warmup", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--log-steps", type=int, default=25)
+    ap.add_argument("--save-steps", type=int, default=250)
+    ap.add_argument("--no-resume", action="store_true", help="start over even if OUT has checkpoints")
+    ap.add_argument("--weights", type=Path, default=WEIGHTS_DIR, help=f"where to export (default: {WEIGHTS_DIR})")
+    return ap.parse_args(argv)
+
+
+def main(argv=None) -> None:
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    from bertlab.checkpoint.embedded import checkpoint_path
+
+    args = parse_args(argv)
+    path = checkpoint_path()  # the delta is assembled onto the course checkpoint, whatever BERTLAB_MODEL says
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    torch.manual_seed(args.seed)
+    model = AutoModelForMaskedLM.from_pretrained(path)
+    trainable = freeze_word_embeddings(model)
+    pairs = definition_pairs("train")
+    print(f"masked diffusion from the course checkpoint: {trainable:,} parameters train, {len(pairs):,} definitions")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    trainer = make_trainer(model, tokenizer, pairs, out, args.max_steps, args.batch_size, args.lr, args.warmup,
+                           args.log_steps, args.save_steps, args.seed, [CurveLog(out / "curve.jsonl")],
+                           args.minutes or None)
+    resume = any(out.glob("checkpoint-*")) and not args.no_resume
+    start = time.perf_counter()
+    trainer.train(resume_from_checkpoint=True if resume else None)
+    trainer.save_model(str(out / "last"))
+    settings = {k: v for k, v in vars(args).items() if k not in ("out", "weights", "no_resume")}
+    folder = export(model, out, {**settings, "steps_done": trainer.state.global_step,
+                                 "last_session_seconds": round(time.perf_counter() - start)}, args.weights)
+    print(f"exported to {folder} ({(folder / 'delta.safetensors').stat().st_size / 2**20:.1f} MB)")
+
+
+if __name__ == "__main__":
+    main()

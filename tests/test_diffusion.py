@@ -1,0 +1,135 @@
+"""Chapter 6b's masked diffusion parts: the training text and loss of ``make diffusion``, the
+canvas sampler, and the shipped model (assembled once, checked, switchable)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+import torch
+from transformers import BertConfig, BertForMaskedLM
+
+from bertlab.checkpoint.embedded import DamagedCheckpointError
+from bertlab.diffusion import WEIGHTS_DIR, embedded
+from bertlab.models import ModelNotAvailableError
+from reference import diffusion_training
+from reference.diffusion import diffusion_loss, diffusion_mask
+from reference.diffusion_sampler import fill_canvas
+
+MASK = 103
+
+
+class Tokenizer:
+    """The few tokenizer calls the recipe and the sampler make: one id per word, BERT's special ids."""
+
+    cls_token_id, sep_token_id, pad_token_id, mask_token_id = 101, 102, 0, MASK
+
+    def __call__(self, text: str, add_special_tokens: bool = False) -> dict:
+        return {"input_ids": [200 + sum(map(ord, w)) % 50 for w in text.split()]}
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=256, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=64)
+    return BertForMaskedLM(config).eval()
+
+
+def test_the_prompt_and_special_tokens_are_never_maskable():
+    row = diffusion_training.encode(Tokenizer(), "bank : they sat on the bank", "sloping land by water")
+    assert row["input_ids"][0] == 101 and row["input_ids"].count(102) == 2
+    assert row["maskable"] == [False] * 9 + [True] * 4 + [False]  # [CLS] 7 words [SEP] | 4 words [SEP]
+    assert row["token_type_ids"] == [0] * 9 + [1] * 5
+    batch = diffusion_training.collate([row, diffusion_training.encode(Tokenizer(), "a : b", "c d")])
+    assert batch["input_ids"].shape == (2, 14) and not batch["maskable"][1, 7:].any()
+
+
+def test_the_training_loss_is_the_reference_loss_on_masked_positions_only(tiny):
+    rows = [diffusion_training.encode(Tokenizer(), f"w{i} : a sentence {i}", "some words of a definition")
+            for i in range(6)]
+    batch = diffusion_training.collate(rows)
+    loss, n_masked = diffusion_training.diffusion_step_loss(tiny, batch, MASK, torch.Generator().manual_seed(1))
+    noisy, masked, t = diffusion_mask(batch["input_ids"], batch["maskable"], MASK, torch.Generator().manual_seed(1))
+    logits = tiny(input_ids=noisy, token_type_ids=batch["token_type_ids"], attention_mask=batch["attention_mask"]).logits
+    expected = diffusion_loss(logits, batch["input_ids"], masked, t, batch["maskable"])
+    assert n_masked == int(masked.sum()) > 0
+    assert torch.allclose(loss, expected, atol=1e-5), (loss, expected)
+
+
+def test_only_the_word_embeddings_and_the_tied_output_stay_frozen(tiny):
+    model = BertForMaskedLM(tiny.config)
+    trainable = diffusion_training.freeze_word_embeddings(model)
+    assert trainable == sum(p.numel() for p in model.parameters()) - model.bert.embeddings.word_embeddings.weight.numel()
+    names = diffusion_training.trained_names(model)
+    assert "bert.embeddings.word_embeddings.weight" not in names and "cls.predictions.bias" in names
+
+
+def test_the_sampler_commits_every_mask_and_never_touches_the_prompt(tiny):
+    written, history = fill_canvas(tiny, Tokenizer(), ["bank : the river bank", "a : b"], n_tokens=6, steps=3)
+    assert history.shape[0] == 4 and all(len(w) == 6 and MASK not in w for w in written)
+    masks_left = [(h == MASK).sum(dim=1).tolist() for h in history]
+    assert masks_left == [[6, 6], [4, 4], [2, 2], [0, 0]], "two committed per step, every row"
+    unmasked = history[0] != MASK
+    assert all(torch.equal(h[unmasked], history[0][unmasked]) for h in history), "the prompt never changes"
+    for before, after in zip(history, history[1:]):
+        done = before != MASK
+        assert torch.equal(after[done], before[done]), "a committed token stays"
+
+
+def test_blocks_fill_the_canvas_from_the_left(tiny):
+    _, history = fill_canvas(tiny, Tokenizer(), ["bank : the river bank"], n_tokens=8, steps=4, block=4)
+    canvas = history[:, 0, 7:15]  # [steps + 1, 8]: the answer's positions
+    assert (canvas[2, :4] != MASK).all() and (canvas[2, 4:] == MASK).all(), "the first block first"
+    assert (canvas[-1] != MASK).all()
+
+
+def test_random_order_is_seeded(tiny):
+    runs = [fill_canvas(tiny, Tokenizer(), ["a : b c"], 6, 3, order="random", generator=torch.Generator().manual_seed(0))[1]
+            for _ in range(2)]
+    assert torch.equal(*runs)
+
+
+def test_no_shipped_model_says_to_run_make_diffusion(tmp_path):
+    with pytest.raises(FileNotFoundError, match="make diffusion"):
+        embedded.diffusion_path(weights_dir=tmp_path)
+
+
+def test_a_damaged_weights_file_is_refused(tmp_path):
+    if not embedded.is_shipped():
+        pytest.skip("no masked diffusion model in bertlab/diffusion/weights (run make diffusion)")
+    damaged = tmp_path / "weights"
+    shutil.copytree(WEIGHTS_DIR, damaged)
+    record = json.loads((damaged / "manifest.json").read_text())
+    with open(damaged / record["weights_file"], "r+b") as f:
+        f.seek(-1, 2)
+        last = f.read(1)
+        f.seek(-1, 2)
+        f.write(bytes([last[0] ^ 1]))
+    with pytest.raises(DamagedCheckpointError, match="make diffusion"):
+        embedded.diffusion_path(weights_dir=damaged, cache_dir=tmp_path / "cache")
+
+
+def test_the_switch_names_its_variable(monkeypatch, tmp_path):
+    monkeypatch.setenv("BERTLAB_DIFFUSION", str(tmp_path / "nowhere"))
+    with pytest.raises(ModelNotAvailableError, match="BERTLAB_DIFFUSION"):
+        embedded.diffusion_model_path()
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "config.json").write_text("{}")
+    monkeypatch.setenv("BERTLAB_DIFFUSION", str(tmp_path / "model"))
+    assert embedded.diffusion_model_path() == str(tmp_path / "model")
+
+
+def test_the_shipped_model_is_small_and_loads_offline_with_from_pretrained(tmp_path):
+    if not embedded.is_shipped():
+        pytest.skip("no masked diffusion model in bertlab/diffusion/weights (run make diffusion)")
+    from transformers import AutoModelForMaskedLM
+
+    record = embedded.manifest()
+    assert (WEIGHTS_DIR / record["weights_file"]).stat().st_size <= 30 * 2**20, "the delta's budget: 30 MB"
+    assert record["curve"] and record["settings"]["steps_done"] > 0
+    path = embedded.diffusion_path(cache_dir=tmp_path)
+    model = AutoModelForMaskedLM.from_pretrained(path)
+    assert model.config.bertlab_name == "bertlab-masked-diffusion-definitions"
+    assert embedded.diffusion_path(cache_dir=tmp_path) == path, "assembled once, then reused"
