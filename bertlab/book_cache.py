@@ -2,8 +2,9 @@
 
 jupyter-cache re-executes a page only when its code changes, not when ``BERTLAB_MODEL``,
 ``BERTLAB_DECODER`` or the embedded checkpoint does; cached outputs would then describe the
-previous model. ``make book`` runs this first: it records the identity of both models (the BERT
-of every chapter, the decoder of Chapters 1, 6 and 8) next to the cache and empties the cache
+previous model. ``make book`` runs this first: it records the identity of the models (the BERT
+of every chapter, the decoder of Chapters 1, 6 and 8, the shipped BERT2BERT and masked diffusion
+model or the folders their switches name) next to the cache and empties the cache
 when it changed. Resolving the decoder here also converts it on a fresh machine, once, before
 the first page needs it. The folders given after the build folder hold code the pages import
 that is not in this package (the book's ``book/reference``): a change to any ``.py`` file there
@@ -37,9 +38,25 @@ def folder_identity(name: str) -> str:
     return digest.hexdigest()
 
 
+def trained_identity() -> str:
+    """The switches and shipped manifests of the models trained for one chapter (BERT2BERT,
+    Chapter 7; the masked diffusion model, Chapter 6b), without assembling them."""
+    import os
+
+    from bertlab.bert2bert.embedded import WEIGHTS_DIR as BERT2BERT
+    from bertlab.diffusion import WEIGHTS_DIR as DIFFUSION
+
+    digest = hashlib.sha256()
+    for variable, weights in (("BERTLAB_BERT2BERT", BERT2BERT), ("BERTLAB_DIFFUSION", DIFFUSION)):
+        manifest = weights / "manifest.json"
+        digest.update(os.environ.get(variable, "").encode() + b"\0")
+        digest.update(manifest.read_bytes() if manifest.is_file() else b"none")
+    return digest.hexdigest()
+
+
 def model_identity() -> str:
-    """The identity of the encoder and of the decoder the pages load, as one string."""
-    return folder_identity(model_path()) + ":" + folder_identity(decoder_path())
+    """The identity of the encoder, the decoder and the trained models the pages load, as one string."""
+    return folder_identity(model_path()) + ":" + folder_identity(decoder_path()) + ":" + trained_identity()
 
 
 def code_identity(folders: list[Path]) -> str:
