@@ -1,6 +1,6 @@
 """The book's own implementations of what the assignments grade.
 
-Chapters 5c, 6 and 8 run the same code their assignments ask students to write (a QA span
+Chapters 5c, 6, 6b and 8 run the same code their assignments ask students to write (a QA span
 decoder, the forced-generation samplers and distinct-n, dense retrieval and its prompt), in
 batched or fuller forms. It lives here, beside the pages, and not in the ``bertlab`` package:
 students install ``bertlab``, and nothing they are graded on may be importable from it
@@ -13,5 +13,8 @@ their path (``pyproject.toml``, ``[tool.pytest.ini_options] pythonpath``).
 - :mod:`reference.qa`: answer spans, SQuAD's metrics, long documents (Chapter 5c; ps03 grades the span rule);
 - :mod:`reference.bert_sampling`: left to right, Gibbs, Mask-Predict (Chapter 6; ps06);
 - :mod:`reference.diversity`: distinct-n (Chapter 6; ps06);
+- :mod:`reference.diffusion`: the masking, the 1/t loss, the schedule, one sampler step (Chapter 6b; ps06b);
+- :mod:`reference.diffusion_sampler`, :mod:`reference.diffusion_training`: Chapter 6b's canvas
+  sampler and the ``make diffusion`` recipe, built on :mod:`reference.diffusion`;
 - :mod:`reference.retrieval`: mean-pooled vectors, top-k, recall@k, the prompt (Chapter 8; ps08).
 """

@@ -54,7 +54,7 @@ def fill_canvas(model, tokenizer, sources: list[str], n_tokens: int, steps: int,
     """Write ``n_tokens`` after each source in ``steps`` forward passes.
 
     Returns (written: one id list per source, history: [steps + 1, B, T] canvases, the first
-    all-[MASK]). ``order`` is "confidence" (commit the most confident) or "random".
+    all-[MASK]). Special tokens are never written: every position holds a word piece at the end. ``order`` is "confidence" (commit the most confident) or "random".
     """
     canvas = layout(tokenizer, sources, n_tokens)
     ids, mask_id = canvas["input_ids"], tokenizer.mask_token_id
@@ -63,10 +63,12 @@ def fill_canvas(model, tokenizer, sources: list[str], n_tokens: int, steps: int,
     schedule = []                                                               # (block start, end, n to commit)
     for (lo, hi), share in zip(blocks, tokens_per_step(steps, len(blocks))):
         schedule += [(lo, hi, n) for n in tokens_per_step(hi - lo, max(share, 1))]
+    special = [tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id, mask_id]
     history = [ids.clone()]
     for lo, hi, n in schedule:
         logits = model(input_ids=ids, token_type_ids=canvas["token_type_ids"],
                        attention_mask=canvas["attention_mask"]).logits                # [B, T, V]
+        logits[..., special] = float("-inf")                                    # never write [MASK], [SEP], ...
         outside = (ids == mask_id) & ((offsets < lo) | (offsets >= hi))         # masks of later blocks wait
         view = ids.masked_fill(outside, tokenizer.pad_token_id)
         if order == "random":
