@@ -49,13 +49,16 @@ BUDGET = {"cached_rebuild_s": 20, "page_s": 90, "page_rss_gb": 2.0, "autograde_s
           # Chapter 8 and the FAQ run the encoder, the decoder and an index in the build (issue 16)
           "choosing_page_s": 180,
           # forcing BERT to write (issue 14) and BERT2BERT (issue 15)
-          "forcing_page_s": 120, "bert2bert_page_s": 180}
+          "forcing_page_s": 120, "bert2bert_page_s": 180,
+          # masked diffusion (issue 35): the page, and what make diffusion ships
+          "diffusion_page_s": 180, "diffusion_train_min": 90, "diffusion_delta_mb": 30}
 FINETUNE_PAGES = "book/05"  # the pages of Chapter 5 start with this
 #: Pages with a budget of their own (first match wins); every other page gets BUDGET["page_s"].
 PAGE_BUDGETS = (
     (FINETUNE_PAGES, "finetune_page_s"),
     (("book/08-", "book/faq"), "choosing_page_s"),
     ("book/06-", "forcing_page_s"),
+    ("book/06b-", "diffusion_page_s"),
     ("book/07-", "bert2bert_page_s"),
 )
 PEAK_RSS = "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0])"
@@ -255,6 +258,24 @@ def first_use_then_load(resolve, load_code: str, classes: str) -> tuple[float, f
     return first_use, imports, load
 
 
+def diffusion_shipped() -> list[str]:
+    """What ``make diffusion`` recorded: its training time and the size of the shipped delta."""
+    import json
+
+    from bertlab.diffusion import WEIGHTS_DIR
+
+    if not (WEIGHTS_DIR / "manifest.json").is_file():
+        print("\nmasked diffusion: not shipped (run make diffusion)")
+        return ["diffusion not shipped"]
+    record = json.loads((WEIGHTS_DIR / "manifest.json").read_text())
+    minutes = record["settings"]["last_session_seconds"] / 60
+    mb = (WEIGHTS_DIR / record["weights_file"]).stat().st_size / 2**20
+    print(f"\nmake diffusion (recorded): {record['settings']['steps_done']} steps in {minutes:.0f} min on "
+          f"{record['hardware']}   (budget {BUDGET['diffusion_train_min']} min); delta {mb:.1f} MB "
+          f"(budget {BUDGET['diffusion_delta_mb']} MB)")
+    return ["make diffusion"] if minutes > BUDGET["diffusion_train_min"] or mb > BUDGET["diffusion_delta_mb"] else []
+
+
 def bert2bert_load() -> list[str]:
     """The shipped BERT2BERT: assembly on first use (empty cache), then a load in a fresh process."""
     from bertlab.bert2bert import embedded as b2b
@@ -329,7 +350,7 @@ def pages_and_grading(failures: list[str]) -> int:
             failures.append(file)
     print(f"(budget per page: {BUDGET['page_s']} s, {BUDGET['finetune_page_s']} s for the fine-tuning pages, "
           f"{BUDGET['choosing_page_s']} s for Chapter 8 and the FAQ, {BUDGET['forcing_page_s']} s for Chapter 6, "
-          f"{BUDGET['bert2bert_page_s']} s for Chapter 7, "
+          f"{BUDGET['bert2bert_page_s']} s for Chapter 7, {BUDGET['diffusion_page_s']} s for Chapter 6b, "
           f"{BUDGET['page_rss_gb']} GB)")
     print(f"fine-tuning chapter ({FINETUNE_PAGES}*): {finetune_total:.1f} s   (budget {BUDGET['finetune_chapter_s']} s)")
     if finetune_total > BUDGET["finetune_chapter_s"]:
@@ -349,6 +370,7 @@ def pages_and_grading(failures: list[str]) -> int:
     failures += checkpoint_load()
     failures += decoder_load()
     failures += bert2bert_load()
+    failures += diffusion_shipped()
 
     print("\nbudgets: " + ("all met" if not failures else "EXCEEDED by " + ", ".join(failures)))
     return 1 if failures else 0

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 BOOK = Path(__file__).resolve().parents[1] / "book"
-# Every page of the book: the introduction, Chapters 0 to 8, the FAQ and the model card.
+# Every page of the book: the introduction, Chapters 0 to 8 (and 6b), the FAQ and the model card.
 PAGES = ["intro", "00-first-look", "01-encoder-not-decoder", "02-what-comes-out", "03-task-heads",
          "04-masked-language-modelling", "05a-classification", "05b-tagging", "05c-question-answering",
-         "06-forcing-bert-to-write", "07-bert2bert", "08-choosing-a-model", "faq", "model-card"]
+         "06-forcing-bert-to-write", "06b-masked-diffusion", "07-bert2bert", "08-choosing-a-model", "faq", "model-card"]
 
 
 def code_cells(page: Path) -> list[str]:

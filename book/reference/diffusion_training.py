@@ -59,16 +59,16 @@ def encode(tokenizer, source: str, definition: str) -> dict:
 
 
 class Definitions(torch.utils.data.Dataset):
-    """Encoded (source, definition) pairs (:func:`encode`)."""
+    """(source, definition) pairs, each encoded by :func:`encode` when a batch asks for it."""
 
     def __init__(self, pairs: list[tuple[str, str]], tokenizer):
-        self.items = [encode(tokenizer, w, d) for w, d in pairs]
+        self.pairs, self.tokenizer = pairs, tokenizer
 
     def __len__(self) -> int:
-        return len(self.items)
+        return len(self.pairs)
 
     def __getitem__(self, i: int) -> dict:
-        return self.items[i]
+        return encode(self.tokenizer, *self.pairs[i])
 
 
 def collate(items: list[dict], pad_id: int = 0) -> dict:
