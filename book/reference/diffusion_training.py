@@ -34,6 +34,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from bertlab.bert2bert.train import CurveLog  # noqa: F401 (Chapter 6b's live run logs with it too)
 from reference.diffusion import diffusion_mask
 
 MAX_SOURCE_TOKENS, MAX_DEFINITION_TOKENS = 40, 32  # Chapter 7's limits (sources <= 24 words, definitions <= 16)
@@ -155,20 +156,6 @@ def trained_names(model) -> list[str]:
     decoder weight (the MLM head's bias trains)."""
     frozen = {"bert.embeddings.word_embeddings.weight", "cls.predictions.decoder.weight"}
     return [k for k in model.state_dict() if k not in frozen and "position_ids" not in k]
-
-
-class CurveLog:
-    """A ``TrainerCallback`` (duck-typed) appending every log row to ``curve.jsonl``."""
-
-    def __init__(self, path: Path):
-        self.path = path
-
-    def __getattr__(self, name):
-        return lambda *args, **kwargs: None
-
-    def on_log(self, args, state, control, logs=None, **kwargs):
-        with open(self.path, "a") as f:
-            f.write(json.dumps({"step": state.global_step, **(logs or {})}) + "\n")
 
 
 def export(model, run: Path, settings: dict, weights_dir: Path) -> Path:
