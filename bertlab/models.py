@@ -179,3 +179,20 @@ def describe(path: str | None = None) -> dict:
         "vocab_size": config.vocab_size,
         "max_position_embeddings": config.max_position_embeddings,
     }
+
+
+def prepare_all() -> None:
+    """Resolve every model a notebook of the course loads (the encoder and the decoder), so that
+    they are assembled, converted or downloaded into the cache now.
+
+    The grader calls it (``c.GuardedExecute.prepare`` in ``autograder/nbgrader_config.py``)
+    before it starts a sandboxed kernel, which cannot write the cache. A model that cannot be
+    had is skipped: the notebook's own call then says what to do, in the feedback.
+    """
+    from bertlab.decoder import decoder_path
+
+    for resolve in (model_path, decoder_path):
+        try:
+            resolve()
+        except ModelNotAvailableError:
+            pass
