@@ -16,8 +16,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, urlparse
 
-REPO = Path(__file__).resolve().parent.parent
-CONFIG = REPO / "_config.yml"
+
+
+def book_root(start: Path | None = None) -> Path:
+    """The checkout whose book is being built: the nearest folder, from ``start`` (default: the
+    working directory, which is ``book/`` while a page runs) upwards, that holds ``_config.yml``.
+
+    Found from where the book runs, not from where this package is installed, so the links work
+    the same after ``pip install .`` as in an editable install."""
+    start = Path(start or Path.cwd()).resolve()
+    for folder in (start, *start.parents):
+        if (folder / "_config.yml").is_file():
+            return folder
+    raise FileNotFoundError(
+        f"bertlab: no _config.yml in {start} or above it; exercise links are built from the book's "
+        "_config.yml (repository.url), so build the book from a checkout of the course repository."
+    )
 
 
 @dataclass(frozen=True)
@@ -33,8 +47,10 @@ class Repository:
         return urlparse(self.url).path.strip("/")
 
 
-def repository(config: Path = CONFIG) -> Repository:
-    """The course repository and launch services, as ``_config.yml`` sets them."""
+def repository(config: Path | None = None) -> Repository:
+    """The course repository and launch services, as ``_config.yml`` sets them (by default the
+    one of :func:`book_root`)."""
+    config = config or book_root() / "_config.yml"
     if not Path(config).exists():
         raise FileNotFoundError(
             f"bertlab: {config} not found; exercise links are built from the book's _config.yml "
@@ -83,7 +99,7 @@ def exercise_links(assignment: str):
     """The launch links of ``assignment`` as Markdown, for a chapter's Exercise section."""
     from IPython.display import Markdown
 
-    if not (REPO / notebook_in_repo(assignment)).exists():
+    if not (book_root() / notebook_in_repo(assignment)).exists():
         raise FileNotFoundError(f"bertlab: no released notebook {notebook_in_repo(assignment)}: run `make exercises`")
     links = " · ".join(f"[{name}]({url})" for name, url in launch_links(assignment).items())
     return Markdown(f"Open **{assignment}** in: {links}")
