@@ -158,27 +158,28 @@ checkpoint: install
 ## BERT2BERT (Chapter 7): the course checkpoint given a decoder, fine-tuned on the definitions task
 
 # Seq2SeqTrainer on the shipped pairs (bertlab/bert2bert/data), encoder frozen; exports the decoder
-# into bertlab/bert2bert/weights; then BERTShare (one set of weights for both halves) the same way,
-# exported into runs/bertshare/weights and not shipped; then scores both on the held-out pairs
-# (evaluation.json in bertlab/bert2bert/weights). Resumable: run it again and training goes on
-# from the last checkpoint in runs/bert2bert and runs/bertshare.
+# into bertlab/models/weights/bert2bert; then BERTShare (one set of weights for both halves) the same
+# way, exported into runs/bertshare/weights and not shipped; then scores both on the held-out pairs
+# (evaluation.json in bertlab/models/weights/bert2bert). Resumable: run it again and training goes
+# on from the last checkpoint in runs/bert2bert and runs/bertshare. The recipe: recipes/bert2bert.
 BERT2BERT_STEPS ?= 1500
 bert2bert: install
-	$(BIN)/python -m bertlab.bert2bert.train --out runs/bert2bert --max-steps $(BERT2BERT_STEPS)
-	$(BIN)/python -m bertlab.bert2bert.train --share --out runs/bertshare --max-steps $(BERT2BERT_STEPS)
+	$(BIN)/python -m recipes.bert2bert.train --out runs/bert2bert --max-steps $(BERT2BERT_STEPS)
+	$(BIN)/python -m recipes.bert2bert.train --share --out runs/bertshare --max-steps $(BERT2BERT_STEPS)
 	$(BIN)/python -m bertlab.bert2bert.evaluate --bertshare runs/bertshare/weights
 
 ## Masked diffusion (Chapter 6b): the course checkpoint trained at every masking ratio
 
 # transformers' Trainer on Chapter 7's training pairs, [CLS] word : sentence [SEP] definition [SEP],
 # the definition masked at a ratio t ~ U(0, 1) per pair and its loss weighted by 1/t; exports every
-# trained tensor (fp16, sha256, settings, curve) into bertlab/diffusion/weights. About 65 minutes on
-# 2 CPU cores; it stops after DIFFUSION_MINUTES and resumes from runs/diffusion when run again.
-# The recipe is book/reference/diffusion_training.py: it trains through what ps06b grades.
+# trained tensor (fp16, sha256, settings, curve) into bertlab/models/weights/diffusion. About 65
+# minutes on 2 CPU cores; it stops after DIFFUSION_MINUTES and resumes from runs/diffusion when run
+# again. The recipe is recipes/diffusion/train.py; its trainer, book/reference/diffusion_training.py,
+# trains through what ps06b grades (hence PYTHONPATH=book: neither is installed).
 DIFFUSION_STEPS ?= 6000
 DIFFUSION_MINUTES ?= 85
 diffusion: install
-	PYTHONPATH=book $(BIN)/python -m reference.diffusion_training --out runs/diffusion \
+	PYTHONPATH=book $(BIN)/python -m recipes.diffusion.train --out runs/diffusion \
 	  --max-steps $(DIFFUSION_STEPS) --minutes $(DIFFUSION_MINUTES)
 
 ## Measurements ------------------------------------------------------------------------------

@@ -20,8 +20,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from bertlab.decoder import decoder_path
-from bertlab.models import model_path
+from bertlab.models import decoder_path, model_path
 
 
 def folder_identity(name: str) -> str:
@@ -43,13 +42,12 @@ def trained_identity() -> str:
     Chapter 7; the masked diffusion model, Chapter 6b), without assembling them."""
     import os
 
-    from bertlab.bert2bert.embedded import WEIGHTS_DIR as BERT2BERT
-    from bertlab.diffusion import WEIGHTS_DIR as DIFFUSION
+    from bertlab.models import bert2bert, diffusion
 
     digest = hashlib.sha256()
-    for variable, weights in (("BERTLAB_BERT2BERT", BERT2BERT), ("BERTLAB_DIFFUSION", DIFFUSION)):
-        manifest = weights / "manifest.json"
-        digest.update(os.environ.get(variable, "").encode() + b"\0")
+    for model in (bert2bert, diffusion):
+        manifest = model.WEIGHTS_DIR / "manifest.json"
+        digest.update(os.environ.get(model.ENV_VAR, "").encode() + b"\0")
         digest.update(manifest.read_bytes() if manifest.is_file() else b"none")
     return digest.hexdigest()
 

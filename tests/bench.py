@@ -223,8 +223,8 @@ def cluster_grading(assignment: str = "ps00-tokens", n: int = 8) -> list[str]:
 
 def checkpoint_load() -> list[str]:
     """The embedded checkpoint: first-use assembly, then cold load + one 2 x 16 forward pass."""
-    from bertlab.checkpoint import embedded
-    from bertlab.checkpoint.evaluate import measure_load
+    from bertlab.models import encoder as embedded
+    from recipes.checkpoint.evaluate import measure_load
 
     if not embedded.is_shipped():
         print("\nembedded checkpoint: not shipped (default is the MiniLM encoder); load not measured")
@@ -262,7 +262,7 @@ def diffusion_shipped() -> list[str]:
     """What ``make diffusion`` recorded: its training time and the size of the shipped delta."""
     import json
 
-    from bertlab.diffusion import WEIGHTS_DIR
+    from bertlab.models.diffusion import WEIGHTS_DIR
 
     if not (WEIGHTS_DIR / "manifest.json").is_file():
         print("\nmasked diffusion: not shipped (run make diffusion)")
@@ -278,7 +278,7 @@ def diffusion_shipped() -> list[str]:
 
 def bert2bert_load() -> list[str]:
     """The shipped BERT2BERT: assembly on first use (empty cache), then a load in a fresh process."""
-    from bertlab.bert2bert import embedded as b2b
+    from bertlab.models import bert2bert as b2b
 
     if not b2b.is_shipped():
         print("\nBERT2BERT: not shipped (run make bert2bert); load not measured")
@@ -292,7 +292,7 @@ def bert2bert_load() -> list[str]:
 
 def decoder_load() -> list[str]:
     """The embedded decoder: GGUF -> HF folder on first use (empty cache), then a load in a fresh process."""
-    from bertlab import decoder
+    from bertlab.models import decoder
 
     convert, imports, load = first_use_then_load(decoder.embedded_decoder_path,
                                                  "AutoModelForCausalLM.from_pretrained({path!r}); "

@@ -6,11 +6,10 @@ import json
 import pytest
 import torch
 
-from bertlab import cached_folder
-from bertlab.bert2bert import definitions, embedded, scores
+from bertlab.bert2bert import definitions, scores
 from bertlab.bert2bert.model import freeze_encoder, special_ids, trained_names, warm_start
-from bertlab.checkpoint.embedded import DamagedCheckpointError, checkpoint_path
-from bertlab.models import ModelNotAvailableError
+from bertlab.models import DamagedCheckpointError, ModelNotAvailableError, cache, checkpoint_path
+from bertlab.models import bert2bert as shipped_bert2bert
 
 
 def test_pairs_are_real_words_in_real_sentences_and_the_split_is_by_sense():
@@ -83,21 +82,21 @@ def test_warm_start_sets_the_ids_where_loss_and_generate_read_them(tokenizer):
 
 def test_no_shipped_model_says_to_run_make_bert2bert(tmp_path):
     with pytest.raises(FileNotFoundError, match="make bert2bert"):
-        embedded.bert2bert_path(weights_dir=tmp_path)
+        shipped_bert2bert.bert2bert_path(weights_dir=tmp_path)
 
 
 def test_a_damaged_weights_file_is_refused(tmp_path):
     (tmp_path / "decoder.safetensors").write_bytes(b"not weights")
     (tmp_path / "manifest.json").write_text(json.dumps({"weights_file": "decoder.safetensors", "sha256": "0" * 64}))
     with pytest.raises(DamagedCheckpointError, match="git checkout"):
-        embedded.bert2bert_path(weights_dir=tmp_path)
+        shipped_bert2bert.bert2bert_path(weights_dir=tmp_path)
 
 
 def test_the_switch_names_its_variable(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv(embedded.ENV_VAR, str(tmp_path / "nowhere"))
-    with pytest.raises(ModelNotAvailableError, match=embedded.ENV_VAR):
-        embedded.bert2bert_model_path()
+    monkeypatch.setenv(shipped_bert2bert.ENV_VAR, str(tmp_path / "nowhere"))
+    with pytest.raises(ModelNotAvailableError, match=shipped_bert2bert.ENV_VAR):
+        shipped_bert2bert.bert2bert_model_path()
 
 
 def test_build_once_reuses_an_intact_folder_and_rebuilds_a_damaged_one(tmp_path):
@@ -108,12 +107,12 @@ def test_build_once_reuses_an_intact_folder_and_rebuilds_a_damaged_one(tmp_path)
         (folder / "weights.bin").write_bytes(b"1234")
 
     final = tmp_path / "model"
-    assert cached_folder.build_once(final, build, version=1) == str(final)
-    assert cached_folder.build_once(final, build, version=1) == str(final) and len(calls) == 1
+    assert cache.build_once(final, build, version=1) == str(final)
+    assert cache.build_once(final, build, version=1) == str(final) and len(calls) == 1
     (final / "weights.bin").write_bytes(b"12")  # truncated
-    cached_folder.build_once(final, build, version=1)
+    cache.build_once(final, build, version=1)
     assert len(calls) == 2 and (final / "weights.bin").read_bytes() == b"1234"
-    cached_folder.build_once(final, build, version=2)  # the marker asks for another version
+    cache.build_once(final, build, version=2)  # the marker asks for another version
     assert len(calls) == 3
     assert [p.name for p in tmp_path.iterdir()] == ["model"], "no temporary folder left behind"
 
@@ -124,21 +123,21 @@ def test_a_failed_build_leaves_nothing(tmp_path):
         raise RuntimeError("killed")
 
     with pytest.raises(RuntimeError):
-        cached_folder.build_once(tmp_path / "model", build)
+        cache.build_once(tmp_path / "model", build)
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.skipif(not embedded.is_shipped(), reason="no trained BERT2BERT ships yet: run `make bert2bert`")
+@pytest.mark.skipif(not shipped_bert2bert.is_shipped(), reason="no trained BERT2BERT ships yet: run `make bert2bert`")
 def test_the_shipped_model_loads_offline_and_writes_a_definition(tokenizer):
     from transformers import EncoderDecoderModel
 
-    path = embedded.bert2bert_path()
-    assert cached_folder.is_intact(path)
+    path = shipped_bert2bert.bert2bert_path()
+    assert cache.is_intact(path)
     model = EncoderDecoderModel.from_pretrained(path)
     assert model.generation_config.decoder_start_token_id == tokenizer.cls_token_id
     written = scores.write_definitions(model, tokenizer, scores.held_out_sample(300)[:4], max_new_tokens=12)
     assert len(written) == 4 and all(w.split() for w in written)
-    record = json.loads((embedded.WEIGHTS_DIR / "evaluation.json").read_text())["results"]
+    record = json.loads((shipped_bert2bert.WEIGHTS_DIR / "evaluation.json").read_text())["results"]
     for measure in scores.ROUGE_TYPES:
         assert record["fine-tuned, greedy"][measure] >= record["untrained"][measure] + 3, measure  # Chapter 7's margin
         assert record["BERTShare, greedy"][measure] >= record["untrained"][measure] + 3, measure
@@ -161,7 +160,7 @@ def test_bertshare_shares_every_decoder_weight_but_cross_attention(tokenizer):
 
 def test_bertshare_trains_saves_and_loads_back_as_one_set_of_weights(tokenizer, tmp_path):
     from bertlab.bert2bert.model import freeze_word_embeddings, trainable_names
-    from bertlab.bert2bert.train import export
+    from recipes.bert2bert.train import export
 
     model = warm_start(checkpoint_path(), tokenizer, tie=True)
     trainable = freeze_word_embeddings(model)
@@ -174,9 +173,9 @@ def test_bertshare_trains_saves_and_loads_back_as_one_set_of_weights(tokenizer, 
         model.encoder.encoder.layer[0].output.dense.bias.add_(1.0)  # "training" moves a shared tensor
     (tmp_path / "curve.jsonl").write_text(json.dumps({"step": 1, "loss": 1.0}) + "\n")
     weights = export(model, tmp_path, {"max_steps": 1}, tmp_path / "weights", share=True)
-    record = embedded.manifest(weights)
+    record = shipped_bert2bert.manifest(weights)
     assert record["shared"] and record["bertlab_name"] == "bertlab-bertshare-definitions"
-    loaded, _ = embedded.load_trained(weights, record)
+    loaded, _ = shipped_bert2bert.load_trained(weights, record)
     bias = loaded.encoder.encoder.layer[0].output.dense.bias
     assert bias is loaded.decoder.bert.encoder.layer[0].output.dense.bias, "the halves share it again"
     assert torch.allclose(bias, model.encoder.encoder.layer[0].output.dense.bias.half().float())

@@ -21,7 +21,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch  # noqa: E402
 
-from bertlab.checkpoint import corpus, embedded, export, probes, train  # noqa: E402
+from bertlab import probes  # noqa: E402
+from bertlab.checkpoint import corpus, export, train  # noqa: E402
+from bertlab.models import encoder as embedded  # noqa: E402
 from bertlab.models import minilm_path  # noqa: E402
 
 SUBJECTS = ["the cat", "my sister", "the old man", "a small dog", "our teacher", "the farmer", "his friend"]
@@ -390,7 +392,7 @@ def _row(tokenizer, text: str) -> torch.Tensor:
 
 
 def test_copy_rate_counts_a_guess_seen_in_its_own_sentence_only():
-    from bertlab.checkpoint.copying import copy_flags
+    from bertlab.copying import copy_flags
 
     tok = train.load_tokenizer()
     ids = _row(tok, "the moon is bright . the moon orbits the sun .")  # the answer: sun

@@ -9,8 +9,7 @@ import torch
 from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
 import bertlab
-from bertlab import decoder
-from bertlab.models import ModelNotAvailableError
+from bertlab.models import ModelNotAvailableError, decoder
 
 
 @pytest.fixture(autouse=True)
@@ -66,7 +65,7 @@ def test_leftover_folder_without_marker_is_not_trusted(tmp_path, monkeypatch):
     assert not decoder._converted_ok(final)
     converted = []
     monkeypatch.setattr(decoder, "convert", lambda gguf, dest: converted.append(dest) or (dest / "config.json").write_text("{}"))
-    monkeypatch.setattr(decoder, "_sha256", lambda path: decoder.GGUF_SHA256)
+    monkeypatch.setattr(decoder, "sha256", lambda path: decoder.GGUF_SHA256)
     assert decoder.embedded_decoder_path(cache_dir=tmp_path) == str(final)
     assert converted and decoder._converted_ok(final)
 

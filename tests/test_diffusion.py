@@ -10,9 +10,9 @@ import pytest
 import torch
 from transformers import BertConfig, BertForMaskedLM
 
-from bertlab.checkpoint.embedded import DamagedCheckpointError
-from bertlab.diffusion import WEIGHTS_DIR, embedded
-from bertlab.models import ModelNotAvailableError
+from bertlab.models import DamagedCheckpointError, ModelNotAvailableError
+from bertlab.models import diffusion as shipped_diffusion
+from bertlab.models.diffusion import WEIGHTS_DIR
 from reference import diffusion_training
 from reference.diffusion import diffusion_loss, diffusion_mask
 from reference.diffusion_sampler import fill_canvas
@@ -93,12 +93,12 @@ def test_random_order_is_seeded(tiny):
 
 def test_no_shipped_model_says_to_run_make_diffusion(tmp_path):
     with pytest.raises(FileNotFoundError, match="make diffusion"):
-        embedded.diffusion_path(weights_dir=tmp_path)
+        shipped_diffusion.diffusion_path(weights_dir=tmp_path)
 
 
 def test_a_damaged_weights_file_is_refused(tmp_path):
-    if not embedded.is_shipped():
-        pytest.skip("no masked diffusion model in bertlab/diffusion/weights (run make diffusion)")
+    if not shipped_diffusion.is_shipped():
+        pytest.skip("no masked diffusion model in bertlab/models/weights/diffusion (run make diffusion)")
     damaged = tmp_path / "weights"
     shutil.copytree(WEIGHTS_DIR, damaged)
     record = json.loads((damaged / "manifest.json").read_text())
@@ -108,28 +108,28 @@ def test_a_damaged_weights_file_is_refused(tmp_path):
         f.seek(-1, 2)
         f.write(bytes([last[0] ^ 1]))
     with pytest.raises(DamagedCheckpointError, match="make diffusion"):
-        embedded.diffusion_path(weights_dir=damaged, cache_dir=tmp_path / "cache")
+        shipped_diffusion.diffusion_path(weights_dir=damaged, cache_dir=tmp_path / "cache")
 
 
 def test_the_switch_names_its_variable(monkeypatch, tmp_path):
     monkeypatch.setenv("BERTLAB_DIFFUSION", str(tmp_path / "nowhere"))
     with pytest.raises(ModelNotAvailableError, match="BERTLAB_DIFFUSION"):
-        embedded.diffusion_model_path()
+        shipped_diffusion.diffusion_model_path()
     (tmp_path / "model").mkdir()
     (tmp_path / "model" / "config.json").write_text("{}")
     monkeypatch.setenv("BERTLAB_DIFFUSION", str(tmp_path / "model"))
-    assert embedded.diffusion_model_path() == str(tmp_path / "model")
+    assert shipped_diffusion.diffusion_model_path() == str(tmp_path / "model")
 
 
 def test_the_shipped_model_is_small_and_loads_offline_with_from_pretrained(tmp_path):
-    if not embedded.is_shipped():
-        pytest.skip("no masked diffusion model in bertlab/diffusion/weights (run make diffusion)")
+    if not shipped_diffusion.is_shipped():
+        pytest.skip("no masked diffusion model in bertlab/models/weights/diffusion (run make diffusion)")
     from transformers import AutoModelForMaskedLM
 
-    record = embedded.manifest()
+    record = shipped_diffusion.manifest()
     assert (WEIGHTS_DIR / record["weights_file"]).stat().st_size <= 30 * 2**20, "the delta's budget: 30 MB"
     assert record["curve"] and record["settings"]["steps_done"] > 0
-    path = embedded.diffusion_path(cache_dir=tmp_path)
+    path = shipped_diffusion.diffusion_path(cache_dir=tmp_path)
     model = AutoModelForMaskedLM.from_pretrained(path)
     assert model.config.bertlab_name == "bertlab-masked-diffusion-definitions"
-    assert embedded.diffusion_path(cache_dir=tmp_path) == path, "assembled once, then reused"
+    assert shipped_diffusion.diffusion_path(cache_dir=tmp_path) == path, "assembled once, then reused"

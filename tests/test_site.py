@@ -70,9 +70,9 @@ def test_no_page_publishes_a_build_path(site_text):
     course cache, the home folder): outputs say ``$BERTLAB_CACHE/...`` or ``<site-packages>/...``."""
     import sys
 
-    from bertlab.checkpoint import embedded
+    from bertlab.models import cache_root
 
-    folders = {str(REPO), sys.prefix, str(embedded.cache_root()), str(Path.home())}
+    folders = {str(REPO), sys.prefix, str(cache_root()), str(Path.home())}
     folders = {f.rstrip("/") + "/" for f in folders if len(f) > 1}
     for path, text in site_text.items():
         found = [f for f in folders if f in text]

@@ -4,7 +4,10 @@
   definition, built offline and shipped in ``data/``;
 - :mod:`bertlab.bert2bert.model`: warm-starting transformers' ``EncoderDecoderModel`` from the
   course checkpoint, with BERT's special tokens as the decoder's start, pad and end;
-- :mod:`bertlab.bert2bert.train`: ``make bert2bert``, fine-tuning with ``Seq2SeqTrainer``
-  (resumable, logged, seeded), then exporting what was trained into ``weights/``;
-- :mod:`bertlab.bert2bert.embedded`: the shipped fine-tuned model, assembled on first use.
+- :mod:`bertlab.bert2bert.trainer`: fine-tuning with ``Seq2SeqTrainer`` (logged, seeded), as
+  Chapter 7's live run and ``make bert2bert`` (``recipes/bert2bert/train.py``) both do;
+- :mod:`bertlab.bert2bert.scores` and :mod:`bertlab.bert2bert.evaluate`: ROUGE on the held-out
+  definitions, and the scores ``make bert2bert`` records.
+
+The shipped fine-tuned model is :mod:`bertlab.models.bert2bert`.
 """

@@ -4,8 +4,9 @@ Five writers on the same held-out sample (:func:`bertlab.bert2bert.scores.held_o
 the untrained BERT2BERT (warm-started, cross-attention random), the fine-tuned one with greedy
 search and with beam search, BERTShare (one set of weights for both halves, trained by
 ``make bert2bert``'s second run, greedy), and the course's decoder (SmolLM2-135M-Instruct,
-Chapter 6) shown three training pairs as examples. Writes ``weights/evaluation.json``, which
-Chapter 7 reads and re-checks on a subset in its own run.
+Chapter 6) shown three training pairs as examples. Writes
+``bertlab/models/weights/bert2bert/evaluation.json``, which Chapter 7 reads and re-checks on a
+subset in its own run.
 
     python -m bertlab.bert2bert.evaluate [--n 300] [--bertshare runs/bertshare/weights] [--only WRITER ...]
 
@@ -21,7 +22,7 @@ import time
 from pathlib import Path
 
 from bertlab.bert2bert import definitions
-from bertlab.bert2bert.embedded import WEIGHTS_DIR, bert2bert_path
+from bertlab.models.bert2bert import WEIGHTS_DIR, bert2bert_path
 from bertlab.bert2bert.scores import few_shot_conversation, held_out_sample, rouge, write_definitions
 
 BEAM = {"num_beams": 4, "length_penalty": 1.0, "no_repeat_ngram_size": 3, "early_stopping": True}
@@ -33,7 +34,7 @@ def decoder_definitions(rows: list[dict]) -> list[str]:
     """The course decoder's definitions, each prompted with the same three training pairs."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from bertlab.decoder import decoder_path
+    from bertlab.models.decoder import decoder_path
     from bertlab.retrieval.answering import generate_answers
 
     path = decoder_path()
@@ -43,12 +44,12 @@ def decoder_definitions(rows: list[dict]) -> list[str]:
 
 
 def bertshare(weights_dir: Path):
-    """BERTShare as ``python -m bertlab.bert2bert.train --share`` exported it, and its manifest."""
-    from bertlab.bert2bert.embedded import load_trained, manifest
+    """BERTShare as ``python -m recipes.bert2bert.train --share`` exported it, and its manifest."""
+    from bertlab.models.bert2bert import load_trained, manifest
 
     if not (weights_dir / "manifest.json").is_file():
         raise SystemExit(f"bertlab: no trained BERTShare in {weights_dir}; train it with "
-                         f"`python -m bertlab.bert2bert.train --share --out {weights_dir.parent}` (or `make bert2bert`)")
+                         f"`python -m recipes.bert2bert.train --share --out {weights_dir.parent}` (or `make bert2bert`)")
     record = manifest(weights_dir)
     return load_trained(weights_dir, record)[0], record
 
@@ -66,7 +67,7 @@ def main(argv=None) -> None:
     from transformers import AutoTokenizer, EncoderDecoderModel
 
     from bertlab.bert2bert.model import warm_start
-    from bertlab.checkpoint.embedded import checkpoint_path
+    from bertlab.models.encoder import checkpoint_path
 
     rows = held_out_sample(args.n)
     references = [r["definition"] for r in rows]

@@ -58,7 +58,8 @@ def evaluate_run(run: Path, corpus: Path) -> tuple[Path, Path]:
 
     Returns ``(evaluation json, weights folder)``. The assembled model goes to the usual cache
     (``embedded.cache_root()``), keyed by the exported manifest like the shipped checkpoint's."""
-    from bertlab.checkpoint import embedded, evaluate, export
+    from bertlab.checkpoint import evaluate, export
+    from bertlab.models import encoder as embedded
 
     if not (run / "checkpoint.pt").is_file():
         raise SystemExit(f"bertlab: {run}/checkpoint.pt not found; train a stage into {run} first (RUNS.md)")

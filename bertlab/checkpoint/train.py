@@ -311,7 +311,7 @@ def seed_from_shipped(weights_dir: Path, out: Path) -> None:
     from transformers import BertForMaskedLM
     from transformers.utils import logging
 
-    from bertlab.checkpoint import embedded
+    from bertlab.models import encoder as embedded
 
     manifest = embedded.verify(weights_dir)
     logging.set_verbosity_error()  # the assembled folder also holds the base pooler (unused by an MLM)

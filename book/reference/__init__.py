@@ -15,6 +15,7 @@ their path (``pyproject.toml``, ``[tool.pytest.ini_options] pythonpath``).
 - :mod:`reference.diversity`: distinct-n (Chapter 6; ps06);
 - :mod:`reference.diffusion`: the masking, the 1/t loss, the schedule, one sampler step (Chapter 6b; ps06b);
 - :mod:`reference.diffusion_sampler`, :mod:`reference.diffusion_training`: Chapter 6b's canvas
-  sampler and the ``make diffusion`` recipe, built on :mod:`reference.diffusion`;
+  sampler and trainer (which ``make diffusion``, ``recipes/diffusion/train.py``, runs), built on
+  :mod:`reference.diffusion`;
 - :mod:`reference.retrieval`: mean-pooled vectors, top-k, recall@k, the prompt (Chapter 8; ps08).
 """

@@ -1,4 +1,4 @@
-"""``make diffusion``: continue the course checkpoint as a masked diffusion model, then export it.
+"""Chapter 6b's trainer: the course checkpoint continued as a masked diffusion model.
 
 The text is Chapter 7's definitions task (:mod:`bertlab.bert2bert.definitions`, training synsets
 only) as a BERT sentence pair, ``[CLS] word : sentence [SEP] definition [SEP]``: the prompt (the
@@ -12,29 +12,25 @@ at the masked positions (``model.cls(hidden[masked])``: [M, V] logits instead of
 word embeddings stay frozen (the MLM head's output projection is tied to them), so what ships is
 the rest, in fp16.
 
-Training is transformers' ``Trainer`` with :class:`DiffusionTrainer`'s ``compute_loss``: seeded,
-a checkpoint every ``--save-steps``, so the same command resumes after a kill; every logged step
-goes to ``OUT/curve.jsonl``. At the end the trained tensors, their sha256 and a manifest (the
-settings, the curve) go to ``bertlab/diffusion/weights/``, which :mod:`bertlab.diffusion`
-assembles on first use. Chapter 6b's short live run uses the same trainer.
+Training is transformers' ``Trainer`` with :func:`make_trainer`'s ``compute_loss``: seeded,
+a checkpoint every ``save_steps``, so a run resumes after a kill; every logged step goes to
+``curve.jsonl`` (:class:`bertlab.bert2bert.trainer.CurveLog`). ``make diffusion``
+(``recipes/diffusion/train.py``) trains the shipped model with it and exports what it trained;
+Chapter 6b's short live run uses the same trainer.
 
-    PYTHONPATH=book python -m reference.diffusion_training --out runs/diffusion --minutes 85
-
-This recipe lives with the book, not in the installed package, because it trains through the
+These pieces live with the book, not in the installed package, because they train through the
 functions the masked-diffusion assignment grades.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
-from bertlab.bert2bert.train import CurveLog  # noqa: F401 (Chapter 6b's live run logs with it too)
+from bertlab.bert2bert.trainer import CurveLog  # noqa: F401 (Chapter 6b's live run logs with it too)
 from reference.diffusion import diffusion_mask
 
 MAX_SOURCE_TOKENS, MAX_DEFINITION_TOKENS = 40, 32  # Chapter 7's limits (sources <= 24 words, definitions <= 16)
@@ -156,75 +152,3 @@ def trained_names(model) -> list[str]:
     decoder weight (the MLM head's bias trains)."""
     frozen = {"bert.embeddings.word_embeddings.weight", "cls.predictions.decoder.weight"}
     return [k for k in model.state_dict() if k not in frozen and "position_ids" not in k]
-
-
-def export(model, run: Path, settings: dict, weights_dir: Path) -> Path:
-    """The trained tensors (fp16) and the manifest (sha256, settings, curve) into ``weights_dir``."""
-    from safetensors.torch import save_file
-
-    from bertlab.checkpoint.embedded import sha256
-    from bertlab.checkpoint.export import hardware
-
-    weights_dir.mkdir(parents=True, exist_ok=True)
-    state = model.state_dict()
-    names = trained_names(model)
-    save_file({k: state[k].detach().to(torch.float16).contiguous() for k in names},
-              weights_dir / "delta.safetensors", metadata={"format": "pt"})
-    curve = [json.loads(line) for line in (run / "curve.jsonl").read_text().splitlines()]
-    manifest = {"bertlab_name": "bertlab-masked-diffusion-definitions", "weights_file": "delta.safetensors",
-                "sha256": sha256(weights_dir / "delta.safetensors"),
-                "base": "the course checkpoint (bertlab-minilm-l6-mlm); word embeddings frozen",
-                "trained_parameters": sum(state[k].numel() for k in names), "settings": settings,
-                "hardware": hardware(), "curve": [r for r in curve if "loss" in r]}
-    (weights_dir / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
-    return weights_dir
-
-
-def parse_args(argv=None) -> argparse.Namespace:
-    from bertlab.diffusion import WEIGHTS_DIR
-
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", default="runs/diffusion", help="run folder (checkpoints, curve.jsonl)")
-    ap.add_argument("--max-steps", type=int, default=6000)
-    ap.add_argument("--minutes", type=float, default=85.0, help="stop after this many minutes of this session (0: no limit)")
-    ap.add_argument("--batch-size", type=int, default=32)
-    ap.add_argument("--lr", type=float, default=2e-4)
-    ap.add_argument("--warmup", type=int, default=100)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--log-steps", type=int, default=25)
-    ap.add_argument("--save-steps", type=int, default=250)
-    ap.add_argument("--no-resume", action="store_true", help="start over even if OUT has checkpoints")
-    ap.add_argument("--weights", type=Path, default=WEIGHTS_DIR, help=f"where to export (default: {WEIGHTS_DIR})")
-    return ap.parse_args(argv)
-
-
-def main(argv=None) -> None:
-    from transformers import AutoModelForMaskedLM, AutoTokenizer
-
-    from bertlab.checkpoint.embedded import checkpoint_path
-
-    args = parse_args(argv)
-    path = checkpoint_path()  # the delta is assembled onto the course checkpoint, whatever BERTLAB_MODEL says
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    torch.manual_seed(args.seed)
-    model = AutoModelForMaskedLM.from_pretrained(path)
-    trainable = freeze_word_embeddings(model)
-    pairs = definition_pairs("train")
-    print(f"masked diffusion from the course checkpoint: {trainable:,} parameters train, {len(pairs):,} definitions")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    trainer = make_trainer(model, tokenizer, pairs, out, args.max_steps, args.batch_size, args.lr, args.warmup,
-                           args.log_steps, args.save_steps, args.seed, [CurveLog(out / "curve.jsonl")],
-                           args.minutes or None)
-    resume = any(out.glob("checkpoint-*")) and not args.no_resume
-    start = time.perf_counter()
-    trainer.train(resume_from_checkpoint=True if resume else None)
-    trainer.save_model(str(out / "last"))
-    settings = {k: v for k, v in vars(args).items() if k not in ("out", "weights", "no_resume")}
-    folder = export(model, out, {**settings, "steps_done": trainer.state.global_step,
-                                 "last_session_seconds": round(time.perf_counter() - start)}, args.weights)
-    print(f"exported to {folder} ({(folder / 'delta.safetensors').stat().st_size / 2**20:.1f} MB)")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,16 +1,18 @@
-"""Build a model folder once, atomically, and reuse it while it is intact.
+"""The course cache: model folders built once, atomically, and reused while they are intact.
 
-The course's shipped models are assembled on first use into ``$BERTLAB_CACHE`` (or
-``~/.cache/bertlab``): the encoder checkpoint (:mod:`bertlab.checkpoint.embedded`), the decoder
-converted from its GGUF (:mod:`bertlab.decoder`) and the fine-tuned BERT2BERT
-(:mod:`bertlab.bert2bert.embedded`). Each is written into a temporary folder beside its final
-place and renamed, so a crash never leaves half a model, and two processes racing to build it
-both end up with one whole folder. A marker file records every file's size (and whatever the
-caller adds); a folder whose marker or sizes do not match is rebuilt.
+The course's shipped models are assembled on first use into :func:`cache_root`
+(``$BERTLAB_CACHE``, or ``~/.cache/bertlab``): the encoder checkpoint
+(:mod:`bertlab.models.encoder`), the decoder converted from its GGUF
+(:mod:`bertlab.models.decoder`), the fine-tuned BERT2BERT (:mod:`bertlab.models.bert2bert`) and
+the masked diffusion model (:mod:`bertlab.models.diffusion`). Each is written into a temporary
+folder beside its final place and renamed, so a crash never leaves half a model, and two
+processes racing to build it both end up with one whole folder. A marker file records every
+file's size (and whatever the caller adds); a folder whose marker or sizes do not match is rebuilt.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -20,6 +22,17 @@ from contextlib import contextmanager
 from typing import Callable
 
 MARKER = "bertlab-assembled.json"
+
+
+def cache_root() -> Path:
+    """Where assembled models live: ``$BERTLAB_CACHE``, or ``~/.cache/bertlab``."""
+    return Path(os.environ.get("BERTLAB_CACHE") or Path.home() / ".cache" / "bertlab")
+
+
+def sha256(path: Path) -> str:
+    """Hex sha256 of a file (what the shipped manifests record)."""
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def is_intact(folder: Path, **expected) -> bool:
@@ -72,3 +85,22 @@ def quiet_hub_bars():
     finally:
         if hub_bars:
             enable_progress_bars()
+
+
+def public_path(path: str) -> str:
+    """``path`` as a page may print it: without the build machine's own folders.
+
+    The course cache becomes ``$BERTLAB_CACHE/...``, an installed package
+    ``<site-packages>/...``, the home folder ``~``; a hub id is returned as it is. The site
+    test ``test_no_page_publishes_a_build_path`` checks that no page prints more.
+    """
+    import site
+    import sysconfig
+
+    prefixes = [(str(cache_root()), "$BERTLAB_CACHE")]
+    prefixes += [(p, "<site-packages>") for p in {sysconfig.get_paths()["purelib"], *site.getsitepackages()}]
+    prefixes += [(str(Path.home()), "~")]
+    for prefix, name in prefixes:
+        if path == prefix or path.startswith(prefix.rstrip(os.sep) + os.sep):
+            return name + path[len(prefix.rstrip(os.sep)):]
+    return path

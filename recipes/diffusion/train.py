@@ -1,0 +1,95 @@
+"""``make diffusion``: continue the course checkpoint as a masked diffusion model, then export it.
+
+The objective, the text and the trainer are Chapter 6b's (``book/reference/diffusion_training.py``,
+which trains through the masking and the loss the masked-diffusion assignment grades, so it is
+never installed): t ~ U(0, 1) per pair, the definition masked at that ratio, the loss weighted by
+1/t, the prompt never masked. This recipe runs that trainer on every training pair, resumable (a
+checkpoint every ``--save-steps``; it stops after ``--minutes`` and goes on when run again), then
+exports the trained tensors (fp16), their sha256 and a manifest (the settings, the curve) to
+``bertlab/models/weights/diffusion/``, which :mod:`bertlab.models.diffusion` assembles on first use.
+
+    PYTHONPATH=book python -m recipes.diffusion.train --out runs/diffusion --minutes 85
+
+(``PYTHONPATH=book``: the book's ``reference`` package, where the trainer lives.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import torch
+
+from bertlab.bert2bert.trainer import CurveLog
+from bertlab.models.cache import sha256
+from bertlab.models.diffusion import WEIGHTS_DIR
+from bertlab.models.encoder import checkpoint_path
+from recipes.hardware import hardware
+from reference.diffusion_training import definition_pairs, freeze_word_embeddings, make_trainer, trained_names
+
+
+def export(model, run: Path, settings: dict, weights_dir: Path) -> Path:
+    """The trained tensors (fp16) and the manifest (sha256, settings, curve) into ``weights_dir``."""
+    from safetensors.torch import save_file
+
+    weights_dir.mkdir(parents=True, exist_ok=True)
+    state = model.state_dict()
+    names = trained_names(model)
+    save_file({k: state[k].detach().to(torch.float16).contiguous() for k in names},
+              weights_dir / "delta.safetensors", metadata={"format": "pt"})
+    curve = [json.loads(line) for line in (run / "curve.jsonl").read_text().splitlines()]
+    manifest = {"bertlab_name": "bertlab-masked-diffusion-definitions", "weights_file": "delta.safetensors",
+                "sha256": sha256(weights_dir / "delta.safetensors"),
+                "base": "the course checkpoint (bertlab-minilm-l6-mlm); word embeddings frozen",
+                "trained_parameters": sum(state[k].numel() for k in names), "settings": settings,
+                "hardware": hardware(), "curve": [r for r in curve if "loss" in r]}
+    (weights_dir / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    return weights_dir
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default="runs/diffusion", help="run folder (checkpoints, curve.jsonl)")
+    ap.add_argument("--max-steps", type=int, default=6000)
+    ap.add_argument("--minutes", type=float, default=85.0, help="stop after this many minutes of this session (0: no limit)")
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--lr", type=float, default=2e-4)
+    ap.add_argument("--warmup", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--log-steps", type=int, default=25)
+    ap.add_argument("--save-steps", type=int, default=250)
+    ap.add_argument("--no-resume", action="store_true", help="start over even if OUT has checkpoints")
+    ap.add_argument("--weights", type=Path, default=WEIGHTS_DIR, help=f"where to export (default: {WEIGHTS_DIR})")
+    return ap.parse_args(argv)
+
+
+def main(argv=None) -> None:
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    args = parse_args(argv)
+    path = checkpoint_path()  # the delta is assembled onto the course checkpoint, whatever BERTLAB_MODEL says
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    torch.manual_seed(args.seed)
+    model = AutoModelForMaskedLM.from_pretrained(path)
+    trainable = freeze_word_embeddings(model)
+    pairs = definition_pairs("train")
+    print(f"masked diffusion from the course checkpoint: {trainable:,} parameters train, {len(pairs):,} definitions")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    trainer = make_trainer(model, tokenizer, pairs, out, args.max_steps, args.batch_size, args.lr, args.warmup,
+                           args.log_steps, args.save_steps, args.seed, [CurveLog(out / "curve.jsonl")],
+                           args.minutes or None)
+    resume = any(out.glob("checkpoint-*")) and not args.no_resume
+    start = time.perf_counter()
+    trainer.train(resume_from_checkpoint=True if resume else None)
+    trainer.save_model(str(out / "last"))
+    settings = {k: v for k, v in vars(args).items() if k not in ("out", "weights", "no_resume")}
+    folder = export(model, out, {**settings, "steps_done": trainer.state.global_step,
+                                 "last_session_seconds": round(time.perf_counter() - start)}, args.weights)
+    print(f"exported to {folder} ({(folder / 'delta.safetensors').stat().st_size / 2**20:.1f} MB)")
+
+
+if __name__ == "__main__":
+    main()
