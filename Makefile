@@ -129,11 +129,12 @@ grades: install
 ## The course checkpoint (issue: an embedded BERT with a trained MLM head) --------------------
 
 # Corpus from Debian and npm data packages -> continued MLM pretraining -> export the trained
-# delta into bertlab/checkpoint/weights -> evaluate it. Hours on a CPU. Four stages, as the
+# delta into bertlab/models/weights/encoder -> evaluate it. Hours on a CPU. Four stages, as the
 # shipped run: mix v1 (dictionary, quotations, manuals) up to STAGE1_STEPS, mix v2 (+ everyday
 # phrases) up to STAGE2_STEPS, mix v3 (+ continuous modern prose) for 132 minutes and then 65
 # more (up to STAGE3_STEPS), mix v4 (+ Jane Austen's novels) for CHECKPOINT_MINUTES.
 # Resumable: run it again and finished stages are skipped; the last stage goes on.
+# The recipe: recipes/checkpoint (its README lists the steps, RUNS.md the stages since).
 STAGE1_STEPS ?= 2378
 STAGE2_STEPS ?= 6175
 STAGE3_FIRST_STEPS ?= 10623
@@ -142,18 +143,18 @@ CHECKPOINT_MINUTES ?= 115
 CORPORA = --corpus runs/corpus-v4 --corpus runs/corpus-v3 --corpus runs/corpus-v2 --corpus runs/corpus
 
 checkpoint: install
-	$(BIN)/python -m bertlab.checkpoint.corpus --mix v1 --out runs/corpus
-	$(BIN)/python -m bertlab.checkpoint.corpus --mix v2 --out runs/corpus-v2
-	$(BIN)/python -m bertlab.checkpoint.corpus --mix v3 --out runs/corpus-v3
-	$(BIN)/python -m bertlab.checkpoint.corpus --mix v4 --out runs/corpus-v4
-	$(BIN)/python -m bertlab.checkpoint.train --corpus runs/corpus --out runs/train --max-steps $(STAGE1_STEPS)
-	$(BIN)/python -m bertlab.checkpoint.train --corpus runs/corpus-v2 --out runs/train --max-steps $(STAGE2_STEPS)
-	$(BIN)/python -m bertlab.checkpoint.train --corpus runs/corpus-v3 --out runs/train --minutes 132 --max-steps $(STAGE3_FIRST_STEPS)
-	$(BIN)/python -m bertlab.checkpoint.train --corpus runs/corpus-v3 --out runs/train --minutes 65 --max-steps $(STAGE3_STEPS)
-	$(BIN)/python -m bertlab.checkpoint.train --corpus runs/corpus-v4 --out runs/train --minutes $(CHECKPOINT_MINUTES)
-	$(BIN)/python -m bertlab.checkpoint.export --run runs/train $(CORPORA)
-	$(BIN)/python -m bertlab.checkpoint.evaluate $(CORPORA) --json bertlab/checkpoint/weights/evaluation.json
-	$(BIN)/python -m bertlab.checkpoint.evaluate --model base --no-load $(CORPORA) --json runs/evaluation-base.json
+	$(BIN)/python -m recipes.checkpoint.corpus.build --mix v1 --out runs/corpus
+	$(BIN)/python -m recipes.checkpoint.corpus.build --mix v2 --out runs/corpus-v2
+	$(BIN)/python -m recipes.checkpoint.corpus.build --mix v3 --out runs/corpus-v3
+	$(BIN)/python -m recipes.checkpoint.corpus.build --mix v4 --out runs/corpus-v4
+	$(BIN)/python -m recipes.checkpoint.train --corpus runs/corpus --out runs/train --max-steps $(STAGE1_STEPS)
+	$(BIN)/python -m recipes.checkpoint.train --corpus runs/corpus-v2 --out runs/train --max-steps $(STAGE2_STEPS)
+	$(BIN)/python -m recipes.checkpoint.train --corpus runs/corpus-v3 --out runs/train --minutes 132 --max-steps $(STAGE3_FIRST_STEPS)
+	$(BIN)/python -m recipes.checkpoint.train --corpus runs/corpus-v3 --out runs/train --minutes 65 --max-steps $(STAGE3_STEPS)
+	$(BIN)/python -m recipes.checkpoint.train --corpus runs/corpus-v4 --out runs/train --minutes $(CHECKPOINT_MINUTES)
+	$(BIN)/python -m recipes.checkpoint.export --run runs/train $(CORPORA)
+	$(BIN)/python -m recipes.checkpoint.evaluate $(CORPORA) --json bertlab/models/weights/encoder/evaluation.json
+	$(BIN)/python -m recipes.checkpoint.evaluate --model base --no-load $(CORPORA) --json runs/evaluation-base.json
 
 ## BERT2BERT (Chapter 7): the course checkpoint given a decoder, fine-tuned on the definitions task
 

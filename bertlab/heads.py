@@ -78,7 +78,7 @@ def load_head(task: str, path: str, **kwargs) -> LoadedHead:
 
     ``task`` is a key of :data:`TASK_CLASSES`. The missing and unexpected keys come from
     transformers' loading info; ``log`` is the warning text it printed (its load report), with
-    the checkpoint's folder written as :func:`bertlab.models.public_path` writes it.
+    the checkpoint's folder written as :func:`bertlab.models.cache.public_path` writes it.
     """
     import transformers
 
@@ -87,7 +87,7 @@ def load_head(task: str, path: str, **kwargs) -> LoadedHead:
         model, info = auto_class.from_pretrained(path, output_loading_info=True, **kwargs)
     model.eval()
     heads = [name for name, _ in model.named_children() if name != "bert"]
-    from bertlab.models import public_path
+    from bertlab.models.cache import public_path
 
     report = log[0].replace(path, public_path(path))  # pages print it: no build-machine folder
     return LoadedHead(task, model, sorted(info["missing_keys"]), sorted(info["unexpected_keys"]),

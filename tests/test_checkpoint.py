@@ -1,7 +1,8 @@
-"""Tests for the course checkpoint machinery (bertlab.checkpoint): CPU-only, offline, < 60 s.
+"""Tests for the course checkpoint's recipe (recipes/checkpoint) and its assembly
+(bertlab.models.encoder): CPU-only, offline, < 60 s.
 
 The tiny-run tests train 3 steps on a generated corpus, resume, export a delta and assemble it
-into a Hugging Face folder, all under tmp_path: they never touch bertlab/checkpoint/weights/.
+into a Hugging Face folder, all under tmp_path: they never touch bertlab/models/weights/encoder/.
 The shipped-model tests run only when the weights are in the package.
 """
 
@@ -22,8 +23,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import torch  # noqa: E402
 
 from bertlab import probes  # noqa: E402
-from bertlab.checkpoint import corpus, export, train  # noqa: E402
-from bertlab.models import encoder as embedded  # noqa: E402
+from bertlab.models import encoder  # noqa: E402
+from recipes.checkpoint import data as mlm_data, export, model as mlm_model, train  # noqa: E402
+from recipes.checkpoint.corpus import build, extract, mixes  # noqa: E402
 from bertlab.models import minilm_path  # noqa: E402
 
 SUBJECTS = ["the cat", "my sister", "the old man", "a small dog", "our teacher", "the farmer", "his friend"]
@@ -63,32 +65,32 @@ def tiny_run(tiny_corpus, tmp_path_factory):
 
 def test_split_is_deterministic_and_order_free():
     paragraphs = [f"Paragraph number {i} talks about the weather and the sea." for i in range(3000)]
-    a = corpus.split_paragraphs(paragraphs)
-    b = corpus.split_paragraphs(list(paragraphs))
+    a = build.split_paragraphs(paragraphs)
+    b = build.split_paragraphs(list(paragraphs))
     shuffled = paragraphs[:]
     random.Random(0).shuffle(shuffled)
-    c = corpus.split_paragraphs(shuffled + paragraphs[:10])  # duplicates are dropped
+    c = build.split_paragraphs(shuffled + paragraphs[:10])  # duplicates are dropped
     assert a == b
     assert set(a[0]) == set(c[0]) and set(a[1]) == set(c[1])
     assert not set(a[0]) & set(a[1])
     assert 0.01 < len(a[1]) / len(paragraphs) < 0.03  # ~2% held out
-    assert corpus.weight(a[0], 10_000) == corpus.weight(a[0], 10_000)
-    assert corpus.interleave(a[0]) == corpus.interleave(list(a[0]))
+    assert build.weight(a[0], 10_000) == build.weight(a[0], 10_000)
+    assert build.interleave(a[0]) == build.interleave(list(a[0]))
 
 
-@pytest.mark.parametrize("mix", sorted(corpus.MIXES))
+@pytest.mark.parametrize("mix", sorted(mixes.MIXES))
 def test_sources_table_records_licences(mix):
-    assert sum(s.share for s in corpus.MIXES[mix]) == pytest.approx(1.0)
-    for s in corpus.MIXES[mix]:
-        assert s.package and s.version and s.licence and callable(getattr(corpus, s.extract))
-    assert corpus.SOURCES is corpus.MIXES["v4"]
-    assert {s.registry for s in corpus.MIXES[mix]} <= {"debian", "npm"}
+    assert sum(s.share for s in mixes.MIXES[mix]) == pytest.approx(1.0)
+    for s in mixes.MIXES[mix]:
+        assert s.package and s.version and s.licence and callable(getattr(extract, s.extract))
+    assert mixes.SOURCES is mixes.MIXES["v4"]
+    assert {s.registry for s in mixes.MIXES[mix]} <= {"debian", "npm"}
 
 
 def test_read_manifest_defaults_to_mix_v1(tmp_path):
-    assert corpus.read_manifest(tmp_path) == {"mix": "v1"}  # built before manifests named their mix
+    assert build.read_manifest(tmp_path) == {"mix": "v1"}  # built before manifests named their mix
     (tmp_path / "manifest.json").write_text(json.dumps({"mix": "v3", "train_chars": 7}))
-    assert corpus.read_manifest(tmp_path) == {"mix": "v3", "train_chars": 7}
+    assert build.read_manifest(tmp_path) == {"mix": "v3", "train_chars": 7}
 
 
 def test_ding_keeps_english_sentences_and_phrases(tmp_path):
@@ -101,7 +103,7 @@ def test_ding_keeps_english_sentences_and_phrases(tmp_path):
         "Tür {f} :: door\n"
         "Die Tür knallte mir ins Gesicht. :: The door banged / bashed me in the face [Br.].\n",
         encoding="utf-8")
-    assert list(corpus.extract_ding(tmp_path)) == [
+    assert list(extract.extract_ding(tmp_path)) == [
         "To have a passion for something. It was pure chance.",
         "The door banged me in the face .",  # "face ." and "face." are the same WordPieces
     ]
@@ -116,7 +118,7 @@ def test_sotu_keeps_addresses_since_1900_without_stage_directions(tmp_path):
     (data / "1850_old_president_w.txt").write_text("The treasury of the Union is in good order this year. " * 9)
     (data / "1999_new_president_d.txt").write_text(speech * 3, encoding="utf-8")
     (data / "1999_new_president_d.json").write_text("{}")
-    chunks = list(corpus.extract_sotu(tmp_path))
+    chunks = list(extract.extract_sotu(tmp_path))
     text = " ".join(chunks)
     assert chunks and "treasury" not in text  # 1850 is before SOTU_SINCE
     assert "pplause" not in text and "laughter" not in text
@@ -136,7 +138,7 @@ def test_cataclysm_keeps_descriptions_and_dialogue_without_markup_or_profanity(t
         {"type": "ARMOR", "id": "x", "name": "long name with many words in it but no description key"},
     ]), encoding="utf-8")
     (data / "broken.json").write_text("{ not json")
-    assert sorted(corpus.extract_cataclysm(tmp_path)) == [
+    assert sorted(extract.extract_cataclysm(tmp_path)) == [
         "A dull knife, absolutely worthless in combat. Excellent for spreading soft things on bread.",
         "A small brass key on a ring, for the front door.",  # colour markup keeps its words
         "Well, my mother kept chickens on the farm behind the house.",  # nested under dynamic_line
@@ -153,7 +155,7 @@ def test_moby_dick_paragraphs_skip_chapter_titles(tmp_path):
                                         "carpet-bag, tucked it under my arm, and started for Cape Horn.\n")
     (data / "epilogue.txt").write_text("Epilogue\n\nThe drama's done. Why then here does any one step forth? "
                                        "Because one did survive the wreck.\n")
-    paragraphs = list(corpus.extract_moby_dick(tmp_path))
+    paragraphs = list(extract.extract_moby_dick(tmp_path))
     assert [p[:12] for p in paragraphs] == ["Call me Ishm", "I stuffed a ", "The drama's "]
 
 
@@ -187,12 +189,12 @@ def test_austen_novels_read_from_the_r_package(tmp_path):
     data = tmp_path / "usr/lib/R/site-library/janeaustenr/data"
     data.mkdir(parents=True)
     (data / "Rdata.rdb").write_bytes(rdb)
-    assert [v[:1] for v in corpus.r_character_vectors(rdb)] == [["EMMA"], ["PERSUASION"]]
-    paragraphs = list(corpus.extract_austen(tmp_path))
+    assert [v[:1] for v in extract.r_character_vectors(rdb)] == [["EMMA"], ["PERSUASION"]]
+    paragraphs = list(extract.extract_austen(tmp_path))
     assert [p[:10] for p in paragraphs] == ["Emma Woodh", "Sir Walter", "Caf\u00e9 socie"]
     assert "best blessings" in paragraphs[0]  # _italics_ lose their underscores
     with pytest.raises(ValueError, match="XDR"):
-        list(corpus.r_character_vectors(struct.pack(">i", 4) + zlib.compress(b"RDA2\n")))
+        list(extract.r_character_vectors(struct.pack(">i", 4) + zlib.compress(b"RDA2\n")))
 
 
 def test_html_paragraphs_strip_markup(tmp_path):
@@ -200,13 +202,13 @@ def test_html_paragraphs_strip_markup(tmp_path):
     page.write_text('<html><script>var x = 1;</script><p>The <b>quick</b> brown fox jumps over the lazy dog.</p>'
                     '<pre>def f(): pass</pre><div class="para">Debian is a free operating system for everyone.</div>'
                     "<p>Too short.</p></html>")
-    assert list(corpus.html_paragraphs(page)) == ["The quick brown fox jumps over the lazy dog.",
+    assert list(extract.html_paragraphs(page)) == ["The quick brown fox jumps over the lazy dog.",
                                                    "Debian is a free operating system for everyone."]
 
 
 def test_probes_are_single_tokens():
     assert len(probes.PROBES) >= 60
-    assert probes.check_probes(train.load_tokenizer()) == []
+    assert probes.check_probes(mlm_data.load_tokenizer()) == []
 
 
 # ----------------------------------------------------------------------------- training
@@ -253,8 +255,8 @@ def test_second_stage_on_another_corpus(tiny_run, tiny_corpus, tmp_path):
     train.main(["--corpus", str(tiny_corpus), "--out", str(run), "--max-steps", "3", *TINY_ARGS])
     curve = [json.loads(l) for l in (run / "curve.jsonl").read_text().splitlines()]
     assert [(r["step"], r["corpus"]) for r in curve] == [
-        (0, train.corpus_id(tiny_corpus)), (2, train.corpus_id(tiny_corpus)), (3, train.corpus_id(tiny_corpus)),
-        (3, train.corpus_id(other)), (4, train.corpus_id(other)), (5, train.corpus_id(other))]
+        (0, mlm_data.corpus_id(tiny_corpus)), (2, mlm_data.corpus_id(tiny_corpus)), (3, mlm_data.corpus_id(tiny_corpus)),
+        (3, mlm_data.corpus_id(other)), (4, mlm_data.corpus_id(other)), (5, mlm_data.corpus_id(other))]
     assert len(list(run.glob("data-*.pt"))) == 2  # one tokenized cache per corpus
 
     manifest = export.export(run, tmp_path / "weights", corpora=[tiny_corpus, other])
@@ -296,22 +298,22 @@ def test_assembled_folder_round_trip(exported, tiny_run, tmp_path):
     from transformers import AutoModel, AutoTokenizer, BertForMaskedLM
 
     out, manifest = exported
-    folder = embedded.checkpoint_path(out, cache_dir=tmp_path)
-    assert embedded.checkpoint_path(out, cache_dir=tmp_path) == folder  # reused, not rebuilt
+    folder = encoder.checkpoint_path(out, cache_dir=tmp_path)
+    assert encoder.checkpoint_path(out, cache_dir=tmp_path) == folder  # reused, not rebuilt
     model = BertForMaskedLM.from_pretrained(folder).eval()
     trained = torch.load(tiny_run / "checkpoint.pt", weights_only=False)["model"]
     w = "bert.encoder.layer.0.attention.self.query.weight"
     assert torch.allclose(model.state_dict()[w], trained[w], atol=1e-3)  # fp16 round trip
     tok = AutoTokenizer.from_pretrained(folder)
     assert len(tok) == 30522 and tok.tokenize("unaffable") != ["[UNK]"]
-    encoder = AutoModel.from_pretrained(folder)
+    bert = AutoModel.from_pretrained(folder)
     base = AutoModel.from_pretrained(str(minilm_path()))
-    assert torch.equal(encoder.pooler.dense.weight, base.pooler.dense.weight)  # the base's pooler, not random
+    assert torch.equal(bert.pooler.dense.weight, base.pooler.dense.weight)  # the base's pooler, not random
 
     full = (tmp_path / os.path.basename(folder) / "model.safetensors").stat().st_size
     with open(os.path.join(folder, "model.safetensors"), "r+b") as f:
         f.truncate(1000)  # an interrupted copy or a damaged cache: rebuilt, not reused
-    assert embedded.checkpoint_path(out, cache_dir=tmp_path) == folder
+    assert encoder.checkpoint_path(out, cache_dir=tmp_path) == folder
     assert os.path.getsize(os.path.join(folder, "model.safetensors")) == full
 
 
@@ -324,26 +326,26 @@ def test_damaged_file_is_rejected(exported, tmp_path):
     data = bytearray((broken / export.DELTA_FILE).read_bytes())
     data[-10] ^= 0xFF
     (broken / export.DELTA_FILE).write_bytes(bytes(data))
-    with pytest.raises(embedded.DamagedCheckpointError, match="damaged .sha256 mismatch"):
-        embedded.checkpoint_path(broken, cache_dir=tmp_path / "cache")
+    with pytest.raises(encoder.DamagedCheckpointError, match="damaged .sha256 mismatch"):
+        encoder.checkpoint_path(broken, cache_dir=tmp_path / "cache")
     assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
 
 
 # ----------------------------------------------------------------------------- the shipped checkpoint
 
-shipped = pytest.mark.skipif(not embedded.is_shipped(), reason="the course checkpoint is not in the package")
+shipped = pytest.mark.skipif(not encoder.is_shipped(), reason="the course checkpoint is not in the package")
 
 
 @pytest.fixture(scope="module")
 def shipped_folder(tmp_path_factory):
-    return embedded.checkpoint_path(cache_dir=tmp_path_factory.mktemp("bertlab-cache"))
+    return encoder.checkpoint_path(cache_dir=tmp_path_factory.mktemp("bertlab-cache"))
 
 
 @shipped
 def test_shipped_checkpoint_loads_offline(shipped_folder):
     from transformers import AutoConfig, AutoModel, AutoModelForMaskedLM
 
-    manifest = embedded.verify()
+    manifest = encoder.verify()
     config = AutoConfig.from_pretrained(shipped_folder)
     assert config.architectures == ["BertForMaskedLM"]
     assert config.bertlab_name == manifest["bertlab_name"]
@@ -380,7 +382,7 @@ def test_evaluation_keeps_the_models_mode():
     labels[:, 3] = ids[:, 3]
     for mode in (False, True):
         model.train(mode)
-        train.evaluate(model, {"input_ids": ids, "labels": labels})
+        mlm_model.evaluate(model, {"input_ids": ids, "labels": labels})
         assert model.training is mode
 
 
@@ -394,7 +396,7 @@ def _row(tokenizer, text: str) -> torch.Tensor:
 def test_copy_rate_counts_a_guess_seen_in_its_own_sentence_only():
     from bertlab.copying import copy_flags
 
-    tok = train.load_tokenizer()
+    tok = mlm_data.load_tokenizer()
     ids = _row(tok, "the moon is bright . the moon orbits the sun .")  # the answer: sun
     pos = tok.convert_ids_to_tokens(ids[0]).index("sun")
     labels = torch.full_like(ids, -100)
@@ -423,7 +425,7 @@ def test_copy_rate_counts_a_guess_seen_in_its_own_sentence_only():
 
 
 def test_whole_word_masking_masks_every_piece_of_a_word():
-    tok = train.load_tokenizer()
+    tok = mlm_data.load_tokenizer()
     text = "the unbelievably long tokenization of playgrounds is hilarious"
     rows = _row(tok, text).repeat(200, 1)  # [200, L]
     pieces = tok.convert_ids_to_tokens(rows[0])
@@ -431,7 +433,7 @@ def test_whole_word_masking_masks_every_piece_of_a_word():
     for p in pieces:
         word_of.append(None if p in tok.all_special_tokens else
                        (word_of[-1] if p.startswith("##") else max([w for w in word_of if w is not None], default=-1) + 1))
-    batch = train.make_collator(tok, seed=0, whole_word=True)(train.word_examples(rows, tok))
+    batch = mlm_data.make_collator(tok, seed=0, whole_word=True)(mlm_data.word_examples(rows, tok))
     chosen = batch["labels"] != -100  # [200, L]
     assert chosen.any(dim=1).float().mean() > 0.5
     for row in chosen:
@@ -446,25 +448,25 @@ def test_whole_word_masking_masks_every_piece_of_a_word():
 def test_cuda_is_refused_clearly_where_there_is_none():
     if torch.cuda.is_available():
         pytest.skip("this machine has a CUDA GPU")
-    assert train.pick_device("auto").type == "cpu"
+    assert mlm_model.pick_device("auto").type == "cpu"
     with pytest.raises(SystemExit, match="no CUDA GPU"):
-        train.pick_device("cuda")
-    assert isinstance(train.bf16_is_fast(torch.device("cpu")), bool)
+        mlm_model.pick_device("cuda")
+    assert isinstance(mlm_model.bf16_is_fast(torch.device("cpu")), bool)
 
 
 @shipped
 def test_a_new_stage_starts_from_the_shipped_weights(tiny_corpus, tmp_path):
     """``--init-from``: the step count and curve go on from the shipped run's, and the export
     names the shipped stages and then the new one, with its masking."""
-    manifest = embedded.verify()
+    manifest = encoder.verify()
     steps = manifest["training"]["steps"]
     run = tmp_path / "run"
-    train.main(["--corpus", str(tiny_corpus), "--out", str(run), "--init-from", str(embedded.WEIGHTS_DIR),
+    train.main(["--corpus", str(tiny_corpus), "--out", str(run), "--init-from", str(encoder.WEIGHTS_DIR),
                 "--whole-word", "--max-steps", str(steps + 2), *TINY_ARGS])
     ck = torch.load(run / "checkpoint.pt", weights_only=False)
     assert ck["state"]["step"] == steps + 2 and ck["state"]["schedule_from_step"] == steps
     curve = [json.loads(l) for l in (run / "curve.jsonl").read_text().splitlines()]
-    shipped_rows = (embedded.WEIGHTS_DIR / "curve.jsonl").read_text().splitlines()
+    shipped_rows = (encoder.WEIGHTS_DIR / "curve.jsonl").read_text().splitlines()
     assert [json.loads(l) for l in shipped_rows] == curve[: len(shipped_rows)]
     assert [r["step"] for r in curve[len(shipped_rows):]] == [steps, steps + 2]
     out = export.export(run, tmp_path / "weights", corpora=[tiny_corpus])
@@ -474,12 +476,12 @@ def test_a_new_stage_starts_from_the_shipped_weights(tiny_corpus, tmp_path):
 
 
 def test_the_shipping_rule_keeps_the_shipped_checkpoint_against_itself():
-    from bertlab.checkpoint import decide
+    from recipes.checkpoint import decide
 
-    shipped = json.loads((embedded.WEIGHTS_DIR / "evaluation.json").read_text())
+    shipped = json.loads((encoder.WEIGHTS_DIR / "evaluation.json").read_text())
     rows = decide.criteria(shipped, shipped)
     assert not next(holds for name, _, holds in rows if "copy rate" in name)  # lower, not equal
-    assert decide.main([str(embedded.WEIGHTS_DIR / "evaluation.json")]) == 1  # KEEP
+    assert decide.main([str(encoder.WEIGHTS_DIR / "evaluation.json")]) == 1  # KEEP
     better = json.loads(json.dumps(shipped))
     better["probes"].update(top1=0.5, top5=0.75)
     next(p for p in better["probes"]["per_probe"] if p["text"] == decide.FLAGSHIP)["top5"][0] = "paris"
@@ -489,7 +491,7 @@ def test_the_shipping_rule_keeps_the_shipped_checkpoint_against_itself():
 
 
 def test_deciding_a_run_says_what_is_missing(tmp_path, capsys):
-    from bertlab.checkpoint import decide
+    from recipes.checkpoint import decide
 
     with pytest.raises(SystemExit):  # neither a candidate nor a run
         decide.main([])
@@ -502,7 +504,7 @@ def test_deciding_a_run_says_what_is_missing(tmp_path, capsys):
 
 
 def test_the_thread_tuner_probes_less_often_while_probes_lose_and_follows_a_busy_machine(monkeypatch):
-    from bertlab.checkpoint.train import ThreadTuner
+    from recipes.checkpoint.threads import ThreadTuner
 
     monkeypatch.setattr(torch, "set_num_threads", lambda n: None)
     tuner, used = ThreadTuner(2), []

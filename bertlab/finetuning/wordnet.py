@@ -6,7 +6,7 @@ from WordNet 3.0 (Princeton University), as packaged by Debian (``wordnet-base``
 ``x/usr/share/wordnet``). WordNet's licence is permissive (BSD-style): use, copy and
 redistribute for any purpose, keeping its copyright notice, which ships beside the data in
 ``data/LICENSE-WordNet.txt``. The course checkpoint read WordNet's glosses during its MLM
-pretraining (``bertlab/checkpoint/corpus.py``), never these labels.
+pretraining (``recipes/checkpoint/corpus/``), never these labels.
 
 Every label below is made by a rule from WordNet's own annotations, not by a person reading
 the text; the rules are the functions of this module:

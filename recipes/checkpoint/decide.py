@@ -1,7 +1,7 @@
 """Apply the rule for shipping a new course checkpoint (``RUNS.md``) to a candidate's evaluation.
 
-    python -m bertlab.checkpoint.decide runs/evaluation-5a.json [--shipped bertlab/checkpoint/weights/evaluation.json]
-    python -m bertlab.checkpoint.decide --run runs/train-5b
+    python -m recipes.checkpoint.decide runs/evaluation-5a.json [--shipped bertlab/models/weights/encoder/evaluation.json]
+    python -m recipes.checkpoint.decide --run runs/train-5b
 
 The second form does a stage's whole check in one command: it exports the run's weights to
 ``RUN/weights`` (``export.py``; the shipped ones are not touched), evaluates them on mix v4's
@@ -9,7 +9,7 @@ held-out split and the probes into ``RUN/evaluation.json`` (``evaluate.py``), an
 rule to that, with the delta's size.
 
 Prints each criterion with the candidate's figure and whether it holds, then SHIP or KEEP, and
-exits 0 only for SHIP. The candidate's JSON is what ``bertlab.checkpoint.evaluate --json`` writes
+exits 0 only for SHIP. The candidate's JSON is what ``recipes.checkpoint.evaluate --json`` writes
 for it (with ``--corpus runs/corpus-v4`` first, the current mix); the delta's size is read from
 ``--weights``, the folder ``export`` wrote it to, when given.
 """
@@ -21,7 +21,8 @@ import json
 import sys
 from pathlib import Path
 
-from bertlab.checkpoint.export import MAX_BYTES, WEIGHTS_DIR
+from bertlab.models.encoder import WEIGHTS_DIR
+from recipes.checkpoint.export import MAX_BYTES
 
 FLAGSHIP = "The capital of France is [MASK]."
 FLAGSHIP_ANSWER = "paris"
@@ -37,7 +38,7 @@ def criteria(candidate: dict, shipped: dict, delta_bytes: int | None = None) -> 
     shipped_heldout = next((h for h in shipped.get("heldout_sets", []) if h["mix"] == HELDOUT_MIX), None)
     if heldout is None or shipped_heldout is None or "copy_rate" not in shipped_heldout:
         raise SystemExit(f"bertlab: both evaluations need mix {HELDOUT_MIX}'s held-out set with a copy rate; "
-                         f"run `python -m bertlab.checkpoint.evaluate --corpus runs/corpus-v4 --json ...` on each")
+                         f"run `python -m recipes.checkpoint.evaluate --corpus runs/corpus-v4 --json ...` on each")
     rows = [
         (f"{FLAGSHIP!r} fills {FLAGSHIP_ANSWER} first", flagship["top5"][0] if flagship else "(probe missing)",
          bool(flagship) and flagship["top5"][0] == FLAGSHIP_ANSWER),
@@ -57,19 +58,19 @@ def evaluate_run(run: Path, corpus: Path) -> tuple[Path, Path]:
     """Export ``run`` to ``run/weights`` and evaluate it into ``run/evaluation.json``.
 
     Returns ``(evaluation json, weights folder)``. The assembled model goes to the usual cache
-    (``embedded.cache_root()``), keyed by the exported manifest like the shipped checkpoint's."""
-    from bertlab.checkpoint import evaluate, export
-    from bertlab.models import encoder as embedded
+    (:func:`bertlab.models.cache_root`), keyed by the exported manifest like the shipped checkpoint's."""
+    from bertlab.models import checkpoint_path
+    from recipes.checkpoint import evaluate, export
 
     if not (run / "checkpoint.pt").is_file():
         raise SystemExit(f"bertlab: {run}/checkpoint.pt not found; train a stage into {run} first (RUNS.md)")
     if not (corpus / "heldout.txt").is_file():
         raise SystemExit(f"bertlab: {corpus}/heldout.txt not found; build it with "
-                         f"`python -m bertlab.checkpoint.corpus --mix {HELDOUT_MIX} --out {corpus}`")
+                         f"`python -m recipes.checkpoint.corpus.build --mix {HELDOUT_MIX} --out {corpus}`")
     weights, result = run / "weights", run / "evaluation.json"
     weights.mkdir(exist_ok=True)
     export.export(run, weights, corpora=[corpus])
-    model = embedded.checkpoint_path(weights)
+    model = checkpoint_path(weights)
     evaluate.main(["--model", model, "--corpus", str(corpus), "--no-load", "--json", str(result)])
     return result, weights
 
@@ -90,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         args.candidate, args.weights = evaluate_run(args.run, args.corpus)
     for path in (args.candidate, args.shipped):
         if not path.is_file():
-            raise SystemExit(f"bertlab: {path} not found; write it with `python -m bertlab.checkpoint.evaluate --json {path}`")
+            raise SystemExit(f"bertlab: {path} not found; write it with `python -m recipes.checkpoint.evaluate --json {path}`")
     delta = sum(p.stat().st_size for p in args.weights.iterdir() if p.is_file()) if args.weights else None
     rows = criteria(json.loads(args.candidate.read_text()), json.loads(args.shipped.read_text()), delta)
     for name, figure, holds in rows:

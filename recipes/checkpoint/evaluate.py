@@ -3,14 +3,14 @@
 - Held-out accuracy: BERT's masking (Devlin et al. 2019, section 3.1) applied once, with a
   fixed seed, to the corpus's held-out split; top-1 accuracy and cross-entropy over the masked
   positions (the same measure as the training curve, on more rows).
-- Copy rate (``copying.py``): the share of those masked positions filled with a word the model
+- Copy rate (:mod:`bertlab.copying`, :func:`copy_rate`): the share of those masked positions filled with a word the model
   could see elsewhere in the same sentence while the answer was not there; on the probes, which
   ones were answered that way.
-- Probes: ``probes.PROBES`` through the model, top-1 / top-5 hit rates and per-probe answers.
+- Probes: :data:`bertlab.probes.PROBES` through the model (:func:`bertlab.probes.probe_eval`), top-1 / top-5 hit rates and per-probe answers.
 - :func:`measure_load`: cold load (``BertForMaskedLM.from_pretrained``) plus one forward pass
   on a 2 x 16 batch, in a fresh subprocess, with its wall time and peak RSS.
 
-    python -m bertlab.checkpoint.evaluate [--model PATH|base] [--corpus runs/corpus-v4 ...] [--json OUT]
+    python -m recipes.checkpoint.evaluate [--model PATH|base] [--corpus runs/corpus-v4 ...] [--json OUT]
 
 With several ``--corpus``, the first is the headline ("heldout") and every one is reported in
 "heldout_sets" (the shipped run was trained in four stages, on mixes v1, v2, v3 and v4 of the
@@ -31,11 +31,12 @@ from pathlib import Path
 
 import torch
 
-from bertlab.checkpoint import train as T
 from bertlab.copying import copy_flags, word_token_mask
-from bertlab.checkpoint.corpus import read_manifest
-from bertlab.probes import probe_eval
 from bertlab.models import minilm_path
+from bertlab.probes import probe_eval
+from recipes.checkpoint.corpus.build import read_manifest
+from recipes.checkpoint.data import corpus_id, data_cache, fixed_eval_set, load_tokenizer, pack
+from recipes.checkpoint.model import build_model, evaluate, masked_logits
 
 EVAL_SEED = 1234
 
@@ -76,17 +77,17 @@ def load_model(spec: str | None, corpus: Path, run: Path | None = None):
     from transformers.utils import logging
 
     if spec == "base":
-        cache = T.data_cache(corpus, run, 128) if run else None
+        cache = data_cache(corpus, run, 128) if run else None
         if cache and cache.is_file():
             rows = torch.load(cache)["train"]
         else:
             lines = (corpus / "train.txt").read_text(encoding="utf-8").splitlines()
-            rows = T.pack([l for l in lines if l.strip()], T.load_tokenizer(), 128)
-        return T.build_model(rows).eval(), T.load_tokenizer(), minilm_path()
+            rows = pack([l for l in lines if l.strip()], load_tokenizer(), 128)
+        return build_model(rows).eval(), load_tokenizer(), minilm_path()
     if spec is None:
-        from bertlab.models import encoder as embedded
+        from bertlab.models import checkpoint_path
 
-        spec = embedded.checkpoint_path()
+        spec = checkpoint_path()
     logging.set_verbosity_error()  # the folder also holds the base pooler (unused by an MLM)
     model = BertForMaskedLM.from_pretrained(spec).eval()
     logging.set_verbosity_warning()
@@ -95,9 +96,9 @@ def load_model(spec: str | None, corpus: Path, run: Path | None = None):
 
 def heldout_eval(model, tokenizer, corpus: Path, n_seqs: int = 0, seq_len: int = 128) -> dict:
     lines = [l for l in (corpus / "heldout.txt").read_text(encoding="utf-8").splitlines() if l.strip()]
-    rows = T.pack(lines, tokenizer, seq_len)  # [n, seq_len]
-    eval_set = T.fixed_eval_set(rows, tokenizer, n_seqs or len(rows), seed=EVAL_SEED)
-    loss, acc = T.evaluate(model, eval_set)
+    rows = pack(lines, tokenizer, seq_len)  # [n, seq_len]
+    eval_set = fixed_eval_set(rows, tokenizer, n_seqs or len(rows), seed=EVAL_SEED)
+    loss, acc = evaluate(model, eval_set)
     n_masked = int((eval_set["labels"] != -100).sum())
     copies = copy_rate(model, eval_set, tokenizer)
     return {"accuracy": acc, "loss": loss, "n_seqs": len(eval_set["input_ids"]), "n_masked": n_masked,
@@ -108,7 +109,7 @@ def heldout_eval(model, tokenizer, corpus: Path, n_seqs: int = 0, seq_len: int =
 def copy_rate(model, eval_set: dict, tokenizer, batch_size: int = 32) -> dict:
     """The copy rate of ``model`` (a ``BertForMaskedLM``) over ``eval_set``'s masked positions.
 
-    ``eval_set``: ``{"input_ids", "labels"}``, ``[n, L]`` each (``train.fixed_eval_set``). Runs
+    ``eval_set``: ``{"input_ids", "labels"}``, ``[n, L]`` each (``data.fixed_eval_set``). Runs
     in eval mode and leaves the model in the mode it found it in.
     """
     was_training = model.training
@@ -119,7 +120,7 @@ def copy_rate(model, eval_set: dict, tokenizer, batch_size: int = 32) -> dict:
     for i in range(0, len(eval_set["input_ids"]), batch_size):
         ids, labels = eval_set["input_ids"][i : i + batch_size], eval_set["labels"][i : i + batch_size]
         guesses = torch.full_like(ids, -1)  # [B, L]; the decoder runs at the masked positions only
-        guesses[labels != -100] = T.masked_logits(model, ids.to(device), labels.to(device))[0].argmax(-1).cpu()
+        guesses[labels != -100] = masked_logits(model, ids.to(device), labels.to(device))[0].argmax(-1).cpu()
         flags = copy_flags(ids, labels, guesses, tokenizer, is_word)  # [n_masked in batch]
         copied, n = copied + int(flags.sum()), n + len(flags)
     model.train(was_training)
@@ -145,11 +146,11 @@ def main(argv: list[str] | None = None) -> dict:
     sets = []
     for corpus in corpora:
         if (corpus / "heldout.txt").is_file():
-            sets.append({"corpus": corpus.name, "mix": read_manifest(corpus)["mix"], "corpus_id": T.corpus_id(corpus),
+            sets.append({"corpus": corpus.name, "mix": read_manifest(corpus)["mix"], "corpus_id": corpus_id(corpus),
                          **heldout_eval(model, tokenizer, corpus, args.eval_seqs)})
         elif args.corpus:  # asked for explicitly: say so rather than skip it
             raise SystemExit(f"bertlab: {corpus}/heldout.txt not found; build it with "
-                             f"`python -m bertlab.checkpoint.corpus --out {corpus}`")
+                             f"`python -m recipes.checkpoint.corpus.build --out {corpus}`")
     if sets:
         result["heldout"], result["heldout_sets"] = sets[0], sets
     result["probes"] = probe_eval(model, tokenizer)

@@ -1,1 +1,0 @@
-"""The course checkpoint: corpus recipe, continued MLM pretraining, export and assembly."""

@@ -1,0 +1,1 @@
+"""``make checkpoint``: the course checkpoint, MiniLM given an MLM head and trained on an offline corpus."""
