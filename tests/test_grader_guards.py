@@ -134,11 +134,11 @@ def test_a_graded_function_from_the_course_package_is_named():
                  "word_vector": bertlab.models.ModelNotAvailableError}
     found = json.loads(kernel_guard.answer_key_objects(namespace, ["pad_batch", "top_k", "segment_ids", "word_vector",
                                                                    "absent"], ["bertlab"]))
-    assert found == ["top_k is bertlab.models.describe", "segment_ids is bertlab.models.describe",
-                     "word_vector is bertlab.models.ModelNotAvailableError"], found
+    assert found == ["top_k is bertlab.models.encoder.describe", "segment_ids is bertlab.models.encoder.describe",
+                     "word_vector is bertlab.models.resolve.ModelNotAvailableError"], found
     assert json.loads(kernel_guard.answer_key_objects(namespace, ["top_k"], ["reference"])) == []
     probe = kernel_guard.answer_key_probe(["top_k"], ["bertlab"])
-    assert json.loads(eval(probe, namespace)) == ["top_k is bertlab.models.describe"]
+    assert json.loads(eval(probe, namespace)) == ["top_k is bertlab.models.encoder.describe"]
 
     notebook = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell("from bertlab.models import describe as top_k",
