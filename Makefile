@@ -90,9 +90,9 @@ lab: install
 
 ## Grading (instructors) ---------------------------------------------------------------------
 
-# One command per step, each a subcommand of the course grader (python -m bertlab.grader --help).
+# One command per step, each a subcommand of the course grader (python -m bertlab_grader --help).
 # ASSIGNMENT=<id> picks the assignment (default: the last one); STUDENT=<id> one student.
-GRADER := $(BIN)/python -m bertlab.grader
+GRADER := $(BIN)/python -m bertlab_grader
 ASSIGNMENT_GIVEN := $(if $(filter command line environment environment override,$(origin ASSIGNMENT)),$(ASSIGNMENT))
 
 # The student version into exercises/ and the hidden tests into the gradebook: every assignment,

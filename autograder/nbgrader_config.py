@@ -5,13 +5,13 @@ grading folders never land wherever nbgrader happens to be started from (nbgrade
 ``--config`` and silently creates an empty ./gradebook.db otherwise).
 The root's ``nbgrader_config.py`` loads this file, so plain ``nbgrader ...`` from the root works.
 
-The folders and the gradebook URL are written down once, in ``bertlab/grader/layout.py``
+The folders and the gradebook URL are written down once, in ``bertlab_grader/layout.py``
 (the gradebook: ``$BERTLAB_GRADEBOOK_URL``, else ``autograder/gradebook.db``).
 """
 
 import os
 
-from bertlab.grader import layout
+from bertlab_grader import layout
 
 c = get_config()  # noqa: F821 - injected by traitlets
 
@@ -46,7 +46,7 @@ c.Execute.iopub_timeout = 30
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     # ... and outputs that quote hidden tests (a submission can print them) are replaced first.
-    "bertlab.grader.feedback_redaction.RedactHiddenTests",
+    "bertlab_grader.feedback_redaction.RedactHiddenTests",
     "nbgrader.preprocessors.ClearHiddenTests",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
@@ -57,7 +57,7 @@ c.GenerateFeedback.preprocessors = [
 from nbgrader.converters import Autograde  # noqa: E402
 from nbgrader.preprocessors import Execute  # noqa: E402
 
-from bertlab.grader.guarded_execute import GuardedExecute  # noqa: E402
+from bertlab_grader.guarded_execute import GuardedExecute  # noqa: E402
 
 
 
@@ -78,6 +78,6 @@ c.GuardedExecute.answer_key_packages = ["bertlab", "reference"]
 # A test cell pasted twice keeps its last copy's grade id; the others become ordinary cells
 # (nbgrader's own DeduplicateIds leaves them empty metadata, and the notebook is refused).
 from nbgrader.preprocessors import DeduplicateIds  # noqa: E402
-from bertlab.grader.pasted_cells import DropDuplicateIds  # noqa: E402
+from bertlab_grader.pasted_cells import DropDuplicateIds  # noqa: E402
 
 c.Autograde.sanitize_preprocessors = _swapped("sanitize_preprocessors", DeduplicateIds, DropDuplicateIds)

@@ -34,7 +34,7 @@ import nbformat
 from nbclient import NotebookClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bertlab.grader import grading  # noqa: E402
+from bertlab_grader import grading  # noqa: E402
 from tests.test_site import toc_files  # noqa: E402
 
 REPO = grading.REPO
@@ -143,10 +143,10 @@ def execution_seconds(notebook, cwd: Path) -> float:
 def parallel_grading(assignment: str = "ps00-tokens", n: int = 20, workers: int = 2) -> list[str]:
     """The same n submissions graded by plain ``nbgrader autograde`` (one kernel started cold for
     each, as nbgrader starts them) and by the course grader with ``workers`` workers (warm kernels,
-    ``bertlab.grader.warm_kernel``): the speed-up, each one's overhead per submission, and equal
+    ``bertlab_grader.warm_kernel``): the speed-up, each one's overhead per submission, and equal
     scores. Also plain ``nbgrader autograde`` with the course's warm kernels: what parallelism
     alone adds."""
-    from bertlab.grader import parallel, warm_kernel
+    from bertlab_grader import parallel, warm_kernel
 
     def plain_nbgrader(course: Path, warm: bool) -> float:
         start = time.perf_counter()
@@ -194,7 +194,7 @@ def cluster_grading(assignment: str = "ps00-tokens", n: int = 8) -> list[str]:
     and the scheduler's own overhead per task (a task that does nothing, 200 times)."""
     from distributed import Client, LocalCluster
 
-    from bertlab.grader import distributed
+    from bertlab_grader import distributed
 
     print(f"\ngrading {n} submissions of {assignment} on a Dask LocalCluster (autograde --scheduler):")
     rates = {}

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import nbformat
 
-from bertlab.grader import kernel_sandbox
+from bertlab_grader import kernel_sandbox
 
 # --- cells that use up a resource ---------------------------------------------------------------
 
-#: 5 GB in 256 MB blocks: the grader stops the kernel at its memory cap (bertlab.grader.kernel_limits).
+#: 5 GB in 256 MB blocks: the grader stops the kernel at its memory cap (bertlab_grader.kernel_limits).
 MEMORY_BOMB = "blocks = [bytearray(2**28) for _ in range(20)]  # 5 GB"
 MEMORY_CAP_SAID = "MB of memory, more than the cap"
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import variant_runner
 
-from bertlab.grader import grading
+from bertlab_grader import grading
 
 REPO = grading.REPO
 
@@ -79,9 +79,9 @@ def test_solutions_have_graded_functions():
     assert {"embed_texts", "top_k", "recall_at_k", "build_messages", "distinct_n", "qa_best_span"} <= set(graded)
 
 
-def test_the_wheel_holds_the_package_only(wheel):
+def test_the_wheel_holds_the_packages_only(wheel):
     tops = {Path(n).parts[0] for n in zipfile.ZipFile(wheel).namelist()}
-    assert tops == {"bertlab", wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1] + ".dist-info"}, tops
+    assert tops == {"bertlab", "bertlab_grader", wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1] + ".dist-info"}, tops
 
 
 def offenders(member: str, source: str, graded: dict) -> list[str]:

@@ -42,7 +42,7 @@ import hostile_tricks as tricks
 import nbformat
 import pytest
 
-from bertlab.grader import grading
+from bertlab_grader import grading
 
 REPO = grading.REPO
 ASSIGNMENTS = grading.assignments()

@@ -27,7 +27,7 @@ import pytest
 import yaml
 
 import browser
-from bertlab.grader import grading
+from bertlab_grader import grading
 
 REPO = grading.REPO
 SITE = Path(os.environ.get("BERTLAB_SITE", REPO / "_build" / "html")).resolve()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import nbformat
 
-from bertlab.grader import feedback_redaction, kernel_guard
+from bertlab_grader import feedback_redaction, kernel_guard
 
 
 def fingerprint():
@@ -108,24 +108,24 @@ def test_an_installed_packages_own_array_types_are_not_named_but_a_disguised_one
 
 
 def test_the_part_that_runs_in_a_students_kernel_imports_the_standard_library_only():
-    """The probe imports bertlab.grader.kernel_guard inside the student's kernel: importing it (and
+    """The probe imports bertlab_grader.kernel_guard inside the student's kernel: importing it (and
     the packages above it) may pull in no third-party module; only the kernel's own IPython, which
     its fingerprint reads when it runs there."""
     import subprocess
     import sys
 
-    code = ("import sys; import bertlab.grader.kernel_guard; "
+    code = ("import sys; import bertlab_grader.kernel_guard; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] not in sys.stdlib_module_names))")
     loaded = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, check=True,
                             env={"PYTHONPATH": str(Path(__file__).resolve().parent.parent)}).stdout
-    assert [m for m in eval(loaded) if m.split(".")[0] != "bertlab" and m != "__main__"] == []
+    assert [m for m in eval(loaded) if m.split(".")[0] != "bertlab_grader" and m != "__main__"] == []
 
 
 def test_a_graded_function_from_the_course_package_is_named():
     import functools
 
     import bertlab.models
-    from bertlab.grader.guarded_execute import GuardedExecute
+    from bertlab_grader.guarded_execute import GuardedExecute
 
     def mine(x):
         return x

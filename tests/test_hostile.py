@@ -14,17 +14,17 @@ and pasted, its grade id and all) must keep full marks: the guard must not punis
 
 The tricks, and what stops them:
 - rig the kernel (blank or rewrite test cells, drop asserts, swallow or hide errors, replace
-  torch.equal / Tensor.__eq__ / isinstance, set a trace function): ``bertlab.grader.kernel_guard``;
+  torch.equal / Tensor.__eq__ / isinstance, set a trace function): ``bertlab_grader.kernel_guard``;
 - edit, re-weight or delete test cells, add a graded cell of your own: nbgrader restores test
   cells and their points from the gradebook (``OverwriteCells``, ``CheckCellMetadata``); a
   graded cell whose grade id the gradebook does not know makes nbgrader refuse the notebook
-  (it scores 0), while a pasted copy of a known cell is harmless (``bertlab.grader.pasted_cells``
+  (it scores 0), while a pasted copy of a known cell is harmless (``bertlab_grader.pasted_cells``
   keeps the last copy's metadata and makes the others ordinary cells);
 - kill the kernel: the cells from that point score zero, those before keep their scores;
 - hand in something that is not a notebook: nbgrader records zero and goes on
   with the other students;
 - print the hidden tests (read the solution notebook, or the calling cell's source from
-  IPython's history): ``bertlab.grader.feedback_redaction`` removes those outputs from the feedback;
+  IPython's history): ``bertlab_grader.feedback_redaction`` removes those outputs from the feedback;
 - hand in the course package's own function (``from bertlab... import``): the guard's
   ``answer_key_packages`` (the package ships none, but the guard does not rely on that);
 - return an object whose ``==`` always says yes: hidden tests compare plain values
@@ -42,8 +42,8 @@ import pytest
 from hostile_tricks import (ENDLESS_LOOP, IGNORES_INTERRUPT, MEMORY_BOMB, NETWORK, PROCESS_BOMB, SELF_KILL,
                             copy_test_cell, edit_tests, flood, is_test, own_graded_cell, sandboxed)
 
-from bertlab.grader import grading
-from bertlab.grader.feedback_redaction import spellings
+from bertlab_grader import grading
+from bertlab_grader.feedback_redaction import spellings
 
 pytestmark = pytest.mark.slow
 
@@ -129,7 +129,7 @@ for pid in filter(str.isdigit, os.listdir("/proc")):
     except OSError:
         pass
 ''',
-    # A grader that forks each kernel from one warm process (bertlab.grader.warm_kernel) must let
+    # A grader that forks each kernel from one warm process (bertlab_grader.warm_kernel) must let
     # nothing of one kernel meet the next: this one leaves a daemon that keeps writing an IPython
     # startup file that blanks every cell (it would run before the guard's first fingerprint), and
     # asks the zygote for a kernel of its own; the next student ("...-victim", wrong work) must score 0.
@@ -233,7 +233,7 @@ def submissions(released, solution) -> dict:
     # Honest work on the first function, then a kernel that dies: only the later cells are lost.
     found["honest-then-dies"] = with_cell(solution, SELF_KILL, after=LAST_OF_FIRST_FUNCTION)
     # Honest work on the first function, then a bomb: the grader stops the kernel at its cap
-    # (bertlab.grader.kernel_limits: 3 GB, 64 processes), and only the later cells are lost.
+    # (bertlab_grader.kernel_limits: 3 GB, 64 processes), and only the later cells are lost.
     found["honest-then-memory-bomb"] = with_cell(solution, MEMORY_BOMB, after=LAST_OF_FIRST_FUNCTION)
     found["honest-then-process-bomb"] = with_cell(solution, PROCESS_BOMB, after=LAST_OF_FIRST_FUNCTION)
     # Honest work that prints 5 MB on one line (nbgrader's LimitOutput counts lines): kept to the cap.
@@ -313,7 +313,7 @@ def test_a_kernel_over_its_cap_is_stopped_and_costs_only_the_cells_after(course,
 
 
 def test_the_report_names_who_needs_a_look(course, tmp_path):
-    from bertlab.grader import grade_report
+    from bertlab_grader import grade_report
 
     path, names, _, _ = course
     rows = {r["student"]: r for r in grade_report.report(path, ASSIGNMENT)}
@@ -435,7 +435,7 @@ def resource_submissions(solution) -> dict:
 def resources(tmp_path_factory):
     """The resource cases graded by the course grader, three at a time (most of them wait), with
     short time limits."""
-    from bertlab.grader import parallel
+    from bertlab_grader import parallel
 
     course = grading.make_course(tmp_path_factory.mktemp("resources"))
     with (course / "autograder" / "nbgrader_config.py").open("a") as config:
@@ -484,7 +484,7 @@ def test_a_kernel_that_will_not_stop_costs_only_the_cells_after(resources, stude
     """Plain nbgrader discards a submission whose cell ignores the interrupt; a notebook of slow
     cells would run for as long as it likes. Here the kernel is stopped, and the cells before keep
     their scores."""
-    from bertlab.grader import grade_report
+    from bertlab_grader import grade_report
 
     course, outcomes = resources
     kept = {k for k, c in grading.scores(course, ASSIGNMENT, student).items() if c.score}

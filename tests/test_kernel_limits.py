@@ -1,4 +1,4 @@
-"""bertlab.grader.kernel_limits: a process tree over its memory or process cap is killed, and says why."""
+"""bertlab_grader.kernel_limits: a process tree over its memory or process cap is killed, and says why."""
 
 import subprocess
 import sys
@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from bertlab.grader import kernel_limits
-from bertlab.grader.kernel_limits import KernelWatch
+from bertlab_grader import kernel_limits
+from bertlab_grader.kernel_limits import KernelWatch
 
 
 def run_watched(code: str, memory_mb: int = 0, processes: int = 0, seconds: float = 20, threads: int = 0):

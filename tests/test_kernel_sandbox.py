@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bertlab.grader import kernel_sandbox
+from bertlab_grader import kernel_sandbox
 
 
 async def run(kc, code: str) -> str:

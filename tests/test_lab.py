@@ -9,7 +9,7 @@ import urllib.request
 
 import pytest
 
-from bertlab.grader import grading
+from bertlab_grader import grading
 
 pytestmark = pytest.mark.slow
 

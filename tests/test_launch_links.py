@@ -5,7 +5,7 @@ import re
 import pytest
 
 from bertlab import launch_links
-from bertlab.grader import grading
+from bertlab_grader import grading
 from bertlab.models import public_path
 
 REPO = grading.REPO

@@ -1,4 +1,4 @@
-"""``python -m bertlab.grader autograde --workers N`` (and ``--scheduler``): each submission scores
+"""``python -m bertlab_grader autograde --workers N`` (and ``--scheduler``): each submission scores
 what its content deserves, one writer of the gradebook, a regrade that skips what has not
 changed, and a broken submission that costs only its own student; on a Dask cluster into
 PostgreSQL, the same grades as locally into SQLite, and a worker killed mid-batch loses nothing.
@@ -18,8 +18,8 @@ import time
 import nbformat
 import pytest
 
-from bertlab.grader import __main__ as cli
-from bertlab.grader import distributed, grade_report, grading, layout, parallel
+from bertlab_grader import __main__ as cli
+from bertlab_grader import distributed, grade_report, grading, layout, parallel
 from postgres import Server
 
 pytestmark = pytest.mark.slow
@@ -199,7 +199,7 @@ def test_export_quotes_names_and_has_a_column_per_question(graded):
 
     from nbgrader.api import Gradebook
 
-    from bertlab.grader.export import export
+    from bertlab_grader.export import export
 
     ours, _ = graded
     with Gradebook(parallel.db_url(ours)) as gradebook:

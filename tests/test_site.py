@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bertlab.grader import grading
+from bertlab_grader import grading
 
 REPO = grading.REPO
 SITE = Path(os.environ.get("BERTLAB_SITE", REPO / "_build" / "html")).resolve()  # as tests/test_browser.py

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 from variant_runner import REPO, variants
 
-from bertlab.grader import grading
+from bertlab_grader import grading
 
 ASSIGNMENTS = grading.assignments()
 

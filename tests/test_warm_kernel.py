@@ -1,4 +1,4 @@
-"""Warm kernels (``bertlab.grader.warm_kernel``): forked from one zygote that imported torch and
+"""Warm kernels (``bertlab_grader.warm_kernel``): forked from one zygote that imported torch and
 transformers once, each still a kernel of its own, and nothing one kernel leaves meets the next.
 
 ``tests/test_hostile.py`` grades a submission that leaves a daemon rewriting an IPython startup
@@ -10,7 +10,7 @@ import socket
 import pytest
 from traitlets.config import Config
 
-from bertlab.grader import kernel_sandbox, warm_kernel
+from bertlab_grader import kernel_sandbox, warm_kernel
 from test_kernel_sandbox import needs_bwrap, run
 
 # Left behind by the first kernel: a file in /tmp and in /dev/shm, and a detached daemon.
@@ -77,7 +77,7 @@ def test_warm_kernels_can_be_turned_off(tmp_path, monkeypatch):
             await km.shutdown_kernel(now=True)
 
     zygote, cmd = asyncio.run(start())
-    assert zygote is None and "bertlab.grader.warm_kernel" not in cmd and "bwrap" in " ".join(cmd)
+    assert zygote is None and "bertlab_grader.warm_kernel" not in cmd and "bwrap" in " ".join(cmd)
 
 
 def test_the_zygote_serves_only_processes_outside_its_sandbox():

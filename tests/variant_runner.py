@@ -31,7 +31,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bertlab.grader import grading
+from bertlab_grader import grading
 
 REPO = grading.REPO
 CELL_TIMEOUT = 120  # seconds, as c.Execute.timeout in autograder/nbgrader_config.py

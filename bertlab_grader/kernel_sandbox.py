@@ -4,7 +4,7 @@ nbgrader runs each submission in an ordinary Jupyter kernel, as the instructor's
 course folder next to it. Code in a notebook can therefore open the gradebook (a plain SQLite
 file) and give itself or a classmate extra credit, overwrite another student's submission, or
 read the hidden tests from the source notebooks or from ``.git``. The kernel guard
-(:mod:`bertlab.grader.kernel_guard`) cannot see any of that: it only watches the kernel.
+(:mod:`bertlab_grader.kernel_guard`) cannot see any of that: it only watches the kernel.
 
 :class:`SandboxedKernelManager` is jupyter_client's ``AsyncKernelManager`` (the one nbgrader's
 ``Execute`` uses) with the kernel command wrapped in bubblewrap (``bwrap``, the sandbox behind
@@ -16,7 +16,7 @@ the grader over ZeroMQ's IPC transport instead: Unix sockets in a fresh folder w
 absolute path, bound into the sandbox. IPC also removes the TCP port race of parallel kernels
 (jupyter_client picks a port by binding port 0 and releasing it, and two kernels starting at
 once can pick the same one: ``ZMQError: Address already in use``, nbgrader#174).
-Every kernel it starts, sandboxed or not, is watched by :class:`bertlab.grader.kernel_limits.KernelWatch`
+Every kernel it starts, sandboxed or not, is watched by :class:`bertlab_grader.kernel_limits.KernelWatch`
 (a memory cap and a process cap on its whole process tree).
 ``guarded_execute.GuardedExecute`` uses it, so ``nbgrader autograde`` with the course's config
 always starts sandboxed kernels.
@@ -42,11 +42,11 @@ from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
 
-from bertlab.grader import layout, warm_kernel
-from bertlab.grader.kernel_limits import KernelWatch, caps
+from bertlab_grader import layout, warm_kernel
+from bertlab_grader.kernel_limits import KernelWatch, caps
 
 ENV_VAR = "BERTLAB_SANDBOX"  # "on" (default: sandbox if bwrap exists), "require", or "off"
-PACKAGE = Path(__file__).resolve().parents[1]  # bertlab/, which every notebook imports
+PACKAGE = Path(__file__).resolve().parent  # bertlab_grader/, whose kernel_guard the probe imports in the kernel
 
 
 IGNORE_SIGINT_THEN_EXEC = (
@@ -144,7 +144,7 @@ class SandboxedKernelManager(AsyncKernelManager):
     have at most 107 bytes)."""
 
     _socket_dir: Path | None = None
-    watch: KernelWatch | None = None  # the memory and process caps (bertlab.grader.kernel_limits)
+    watch: KernelWatch | None = None  # the memory and process caps (bertlab_grader.kernel_limits)
     _warm: warm_kernel.Zygote | None = None  # the zygote this kernel is forked from, if it is warm
     _cold_cmd: list[str] | None = None  # the same kernel started cold, if the warm start fails
 
@@ -254,5 +254,5 @@ class SandboxedKernelManager(AsyncKernelManager):
             self._release_zygote()  # a folder too big to copy for each kernel (a submission is small)
             return cold
         self._cold_cmd = cold
-        return [sys.executable, "-m", "bertlab.grader.warm_kernel", "stub", "--control", str(self._warm.control),
+        return [sys.executable, "-m", "bertlab_grader.warm_kernel", "stub", "--control", str(self._warm.control),
                 "--slot", str(self._socket_dir), "--init-pid", str(self._warm.init_pid), "--", *cmd]

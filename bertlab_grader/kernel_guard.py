@@ -7,7 +7,7 @@ transformer that blanks each cell, an AST transformer that turns ``assert`` into
 trace function, or ``torch.equal = lambda *a: True``. nbgrader restores the *source* of test
 cells from its gradebook, but not the kernel they run in.
 
-:class:`bertlab.grader.guarded_execute.GuardedExecute` is nbgrader's ``Execute`` preprocessor plus this check. Before the
+:class:`bertlab_grader.guarded_execute.GuardedExecute` is nbgrader's ``Execute`` preprocessor plus this check. Before the
 first cell of a notebook runs, it records a fingerprint of the fresh kernel
 (:func:`kernel_state`); before and after every test cell it takes the fingerprint again. If
 anything differs, the test cell gets an error output that names what changed, so it scores
@@ -23,7 +23,7 @@ and collator, torch's functional ops), which must stay defined where the library
 and tensor types that answer comparisons themselves (:data:`LYING_HOOKS`); and a graded function
 that is not the student's own but an object of the course's package, which ships the chapters'
 code (:func:`answer_key_objects`, for the packages ``GuardedExecute.answer_key_packages`` names).
-What the kernel can do to files is the sandbox's job (:mod:`bertlab.grader.kernel_sandbox`,
+What the kernel can do to files is the sandbox's job (:mod:`bertlab_grader.kernel_sandbox`,
 which starts its kernels).
 What it cannot cover: code in the same process can always fool a check in that process if it
 is written against this one; the guard stops the generic tricks, and ``tests/test_hostile.py``
@@ -129,7 +129,7 @@ LYING_HOOKS = {
 
 # Evaluated in the kernel by ``user_expressions``: one JSON string (a plain repr of a dict could
 # be cut short by IPython's pretty printer).
-PROBE = "__import__('bertlab.grader.kernel_guard', fromlist=['kernel_state']).kernel_state()"
+PROBE = "__import__('bertlab_grader.kernel_guard', fromlist=['kernel_state']).kernel_state()"
 
 
 def _name(obj) -> str:
@@ -274,7 +274,7 @@ def answer_key_objects(namespace: dict, names: list[str], packages: list[str]) -
 
 def answer_key_probe(names: list[str], packages: list[str]) -> str:
     """The ``user_expressions`` source that runs :func:`answer_key_objects` on the kernel's namespace."""
-    return (f"__import__('bertlab.grader.kernel_guard', fromlist=['answer_key_objects'])"
+    return (f"__import__('bertlab_grader.kernel_guard', fromlist=['answer_key_objects'])"
             f".answer_key_objects(globals(), {sorted(names)!r}, {sorted(packages)!r})")
 
 

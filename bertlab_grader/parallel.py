@@ -32,8 +32,8 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from bertlab.grader import grading, layout
-from bertlab.grader.grade_one import read_submission
+from bertlab_grader import grading, layout
+from bertlab_grader.grade_one import read_submission
 
 STATE_FILE = ".bertlab-graded.json"
 _worker: dict = {}  # in each worker process: its scratch course and NbGraderAPI
@@ -61,7 +61,7 @@ def submission_hash(folder: Path) -> str:
 
 
 def db_url(course: Path) -> str:
-    """The course gradebook (:func:`bertlab.grader.layout.gradebook_url`)."""
+    """The course gradebook (:func:`bertlab_grader.layout.gradebook_url`)."""
     return layout.gradebook_url(course)
 
 
@@ -69,7 +69,7 @@ def db_url(course: Path) -> str:
 
 def _start_worker(repo: str, gradebook_snapshot: str, env: dict) -> None:
     """Make this worker's scratch course and its NbGraderAPI (once per process). Its gradebook is
-    a copy of the release's (:func:`bertlab.grader.grading.gradebook_snapshot`)."""
+    a copy of the release's (:func:`bertlab_grader.grading.gradebook_snapshot`)."""
     from multiprocessing.util import Finalize
 
     os.environ.update(env)

@@ -6,8 +6,8 @@ instructor wants one table: each student's score, and the submissions to open by
 why (a test that did not count because the kernel was rigged, a kernel that died, output the
 grader cut, a submission nbgrader could not grade at all). This module reads the gradebook
 with nbgrader's own API and the graded notebooks' outputs (the errors
-:mod:`bertlab.grader.guarded_execute` writes) into that table, and writes it as CSV and JSON.
-``python -m bertlab.grader autograde`` (``make autograde``) prints it after grading.
+:mod:`bertlab_grader.guarded_execute` writes) into that table, and writes it as CSV and JSON.
+``python -m bertlab_grader autograde`` (``make autograde``) prints it after grading.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import nbformat
 
-from bertlab.grader import layout
+from bertlab_grader import layout
 
 #: Error names in a graded notebook, and what each means for the instructor.
 FLAGS = {

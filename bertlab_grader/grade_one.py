@@ -1,14 +1,14 @@
 """Grade one submission in a scratch course, in a process of its own, and write a JSON record.
 
-``python -m bertlab.grader.grade_one COURSE ASSIGNMENT STUDENT RECORD`` runs nbgrader's own
+``python -m bertlab_grader.grade_one COURSE ASSIGNMENT STUDENT RECORD`` runs nbgrader's own
 ``NbGraderAPI.autograde`` (the course's guarded, sandboxed, capped ``Execute``) on
 ``COURSE/autograder/submitted/STUDENT/ASSIGNMENT/`` and writes ``RECORD``: plain JSON with every
 grade, comment and flag of that submission and the graded notebooks' text. This is what a Dask
-worker runs for each task (:mod:`bertlab.grader.distributed`): student code never runs in the
+worker runs for each task (:mod:`bertlab_grader.distributed`): student code never runs in the
 worker's own process (it runs in the kernel this process starts), and the worker returns the
 record it parsed as JSON, never an object a submission could have pickled.
 
-The scratch course is a course bundle (:func:`bertlab.grader.distributed.course_bundle`): the
+The scratch course is a course bundle (:func:`bertlab_grader.distributed.course_bundle`): the
 nbgrader config, the assignment's source, and a SQLite gradebook of its release.
 """
 
@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from bertlab.grader import layout
+from bertlab_grader import layout
 
 #: The fields of a record, and their types: what a worker accepts from this process.
 RECORD_FIELDS = {"student": str, "success": bool, "seconds": float, "error": str, "timestamp": (str, type(None)),
@@ -45,7 +45,7 @@ def read_submission(url: str, assignment: str, student: str) -> tuple[str | None
 
 def grade(course: Path, assignment: str, student: str) -> dict:
     """Grade one student in ``course`` (a scratch course); return the record."""
-    from bertlab.grader.grading import nbgrader_api
+    from bertlab_grader.grading import nbgrader_api
 
     course = Path(course).resolve()
     if not (course / layout.GRADEBOOK).is_file():
@@ -80,7 +80,7 @@ def checked(record) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    from bertlab.grader import warm_kernel
+    from bertlab_grader import warm_kernel
 
     course, assignment, student, out = argv
     # One kernel in this process: a warm-kernel zygote would only add its own start to it.

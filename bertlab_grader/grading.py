@@ -22,9 +22,9 @@ from pathlib import Path
 
 import nbformat
 
-from bertlab.grader import feedback_redaction, layout
+from bertlab_grader import feedback_redaction, layout
 
-REPO = Path(__file__).resolve().parents[2]  # bertlab/grader/grading.py -> the repository
+REPO = Path(__file__).resolve().parents[1]  # bertlab_grader/grading.py -> the repository
 
 
 def assignments(repo: Path = REPO) -> list[str]:

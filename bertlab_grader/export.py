@@ -18,7 +18,7 @@ quotes what needs quoting):
   submissions (mean score, share with full marks, share with zero), to spot a broken test: one
   that nobody passes, or that everybody passes, stands out.
 
-Used by ``python -m bertlab.grader export`` (``make grades``).
+Used by ``python -m bertlab_grader export`` (``make grades``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from bertlab.grader import layout
+from bertlab_grader import layout
 
 NAME_FIELDS = ["student", "last_name", "first_name", "email"]
 

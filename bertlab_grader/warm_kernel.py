@@ -4,7 +4,7 @@ Every course notebook starts with ``import torch`` and a transformers model clas
 kernel that costs about 8 s of CPU (torch 2.5 s, transformers 2 s, the modeling classes 3.5 s),
 more than most notebooks then spend on their own cells. A grader that starts one kernel per
 submission pays it every time. Here one process, the *zygote*, imports them once (:data:`WARM_IMPORTS`)
-inside a sandbox of :mod:`bertlab.grader.kernel_sandbox`, and forks a kernel for each notebook: the
+inside a sandbox of :mod:`bertlab_grader.kernel_sandbox`, and forks a kernel for each notebook: the
 same ``ipykernel_launcher`` command line, environment and working directory a fresh kernel would
 get, started in well under a second. The fork is the technique of Android's zygote and of
 ``multiprocessing``'s forkserver; ``multiprocessing`` itself is not used, because the child must
@@ -12,7 +12,7 @@ become an ordinary Jupyter kernel that jupyter_client can interrupt, watch and k
 
 How the parts meet:
 
-- :class:`Zygote` (in the grader) starts ``python -m bertlab.grader.warm_kernel serve`` in a
+- :class:`Zygote` (in the grader) starts ``python -m bertlab_grader.warm_kernel serve`` in a
   sandbox whose writable folder is the zygote's own scratch folder, with the course's private
   folders hidden, no network and no capabilities, and keeps a pipe to it: when the grader
   ends, however it ends, the zygote reads end-of-file and exits, and the sandbox with it.
@@ -27,14 +27,14 @@ How the parts meet:
   submission leaves behind (a daemon, an IPython startup file) meets the next. The zygote is
   not dumpable, so a kernel cannot trace it or read its memory; a kernel that kills it only
   makes the next kernel start cold while a new zygote starts.
-- The memory, process and thread caps (:class:`bertlab.grader.kernel_limits.KernelWatch`)
+- The memory, process and thread caps (:class:`bertlab_grader.kernel_limits.KernelWatch`)
   watch everything in the sandbox except the zygote itself.
 
 ``BERTLAB_WARM_KERNEL=off`` starts every kernel cold (as nbgrader does, inside its own sandbox);
 without a working sandbox kernels are always cold. A kernel forked from the zygote differs from
 a fresh one in what is already imported, and nothing else a notebook can rely on: ``random``
 and numpy's global generator are seeded afresh from the OS, as at a fresh start.
-Used by :class:`bertlab.grader.kernel_sandbox.SandboxedKernelManager`; ``docs/instructors.md``
+Used by :class:`bertlab_grader.kernel_sandbox.SandboxedKernelManager`; ``docs/instructors.md``
 says what it saves.
 """
 
@@ -49,7 +49,7 @@ import sys
 import time
 from pathlib import Path
 
-from bertlab.grader.kernel_limits import kill_all, process_tree
+from bertlab_grader.kernel_limits import kill_all, process_tree
 
 ENV_VAR = "BERTLAB_WARM_KERNEL"  # "on" (the default) or "off"
 READY = "bertlab-warm-kernel-ready"
@@ -417,14 +417,14 @@ class Zygote:
         import subprocess
         import tempfile
 
-        from bertlab.grader.kernel_sandbox import PACKAGE, bwrap_path, sandbox_command
+        from bertlab_grader.kernel_sandbox import PACKAGE, bwrap_path, sandbox_command
 
         self.scratch = Path(tempfile.mkdtemp(prefix="bertlab-warm-"))
         self.control = self.scratch / "control"
         self.busy = False
         self.failed_imports: list[str] = []
         read, self._lifeline = os.pipe()
-        cmd = sandbox_command([sys.executable, "-m", "bertlab.grader.warm_kernel", "serve", str(self.control), str(read)],
+        cmd = sandbox_command([sys.executable, "-m", "bertlab_grader.warm_kernel", "serve", str(self.control), str(read)],
                               writable=self.scratch, readable=[PACKAGE, Path(sys.prefix).resolve()],
                               hidden=hidden, bwrap=bwrap_path())
         self.process = subprocess.Popen(cmd, stdout=subprocess.PIPE, pass_fds=(read,), start_new_session=True)
@@ -543,7 +543,7 @@ def main(argv: list[str]) -> int:
         options, cmd = argv[1:argv.index("--")], argv[argv.index("--") + 1:]
         values = dict(zip(options[::2], options[1::2]))
         return stub(values["--control"], values["--slot"], int(values["--init-pid"]), cmd)
-    print("usage: python -m bertlab.grader.warm_kernel serve CONTROL LIFELINE_FD | "
+    print("usage: python -m bertlab_grader.warm_kernel serve CONTROL LIFELINE_FD | "
           "stub --control SOCKET --slot FOLDER --init-pid PID -- PYTHON -m ipykernel_launcher -f FILE ...",
           file=sys.stderr)
     return 2

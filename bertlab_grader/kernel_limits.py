@@ -7,7 +7,7 @@ root, and cgroups are not writable on every grading machine. :class:`KernelWatch
 thread in the grader reads ``/proc`` five times a second, sums the resident memory of the
 kernel's whole process tree and counts its processes, and kills the tree (SIGKILL) the moment
 either is over its cap. The kernel then counts as dead, so
-:class:`bertlab.grader.guarded_execute.GuardedExecute` scores the cell it died in and every later one 0,
+:class:`bertlab_grader.guarded_execute.GuardedExecute` scores the cell it died in and every later one 0,
 says why in the feedback, and the batch goes on. A burst faster than one poll can overshoot the
 cap briefly; the cap protects the machine, not a byte count.
 
@@ -15,7 +15,7 @@ cap briefly; the cap protects the machine, not a byte count.
 encoder side by side, stays well under it), ``BERTLAB_KERNEL_PROCESSES`` (default 64) and
 ``BERTLAB_KERNEL_THREADS`` (default 512, over every process of the tree: a tokenizer's thread
 pool has one per core) set the caps; 0 turns one off. :meth:`KernelWatch.kill` also serves the
-notebook's wall clock (:class:`bertlab.grader.guarded_execute.GuardedExecute`).
+notebook's wall clock (:class:`bertlab_grader.guarded_execute.GuardedExecute`).
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ class KernelWatch:
     def __init__(self, pid: int, memory_bytes: int, processes: int, period: float = 0.2, threads: int = 0,
                  exclude: tuple[int, ...] = (), group: int | None = None):
         """Watch ``pid`` and its descendants, except the processes in ``exclude`` (neither counted
-        nor killed; a warm kernel's zygote, :mod:`bertlab.grader.warm_kernel`). ``group``: a process
+        nor killed; a warm kernel's zygote, :mod:`bertlab_grader.warm_kernel`). ``group``: a process
         group to kill first (default: ``pid``'s own, if it leads one and nothing is excluded)."""
         self.pid, self.memory_bytes, self.processes, self.period = pid, memory_bytes, processes, period
         self.threads, self.exclude = threads, frozenset(exclude)

@@ -1,7 +1,7 @@
 """Where the course keeps what the grader reads and writes, written down once.
 
 nbgrader's ``CourseDirectory`` (``autograder/nbgrader_config.py``), the course grader
-(``python -m bertlab.grader``), the sandbox (what a kernel must not see) and the tests all read
+(``python -m bertlab_grader``), the sandbox (what a kernel must not see) and the tests all read
 these names from here, so a folder is renamed in one place. Paths are relative to the course
 root, which is the repository root (or a scratch copy of it in the tests).
 

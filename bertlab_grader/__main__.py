@@ -1,7 +1,7 @@
-"""``python -m bertlab.grader COMMAND ...``: the instructor's grader, one command per step.
+"""``python -m bertlab_grader COMMAND ...``: the instructor's grader, one command per step.
 
 Run from the course root (or pass ``--course``); the folders are those of
-:mod:`bertlab.grader.layout`. The ``make`` targets of the same names call these.
+:mod:`bertlab_grader.layout`. The ``make`` targets of the same names call these.
 
     release ASSIGNMENT...           the student version into exercises/, the hidden tests into the gradebook
     collect ASSIGNMENT SOURCE       submissions from a folder (one folder per student) or an LMS zip
@@ -22,8 +22,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from bertlab.grader import layout
-from bertlab.grader.grading import nbgrader_api
+from bertlab_grader import layout
+from bertlab_grader.grading import nbgrader_api
 
 
 class Refused(Exception):
@@ -50,11 +50,11 @@ def _released(course: Path, assignment: str) -> None:
                 raise MissingEntry()
     except MissingEntry:
         raise Refused(f"the gradebook does not know {assignment}'s tests yet: release it first "
-                      f"(python -m bertlab.grader release {assignment}, or make release ASSIGNMENT={assignment})")
+                      f"(python -m bertlab_grader release {assignment}, or make release ASSIGNMENT={assignment})")
 
 
 def release(args) -> int:
-    from bertlab.grader.grading import assignments
+    from bertlab_grader.grading import assignments
 
     api = nbgrader_api(args.course)
     known = assignments(args.course)
@@ -67,7 +67,7 @@ def release(args) -> int:
 
 
 def collect(args) -> int:
-    from bertlab.grader.collect import CANVAS, CollectError, collect as run
+    from bertlab_grader.collect import CANVAS, CollectError, collect as run
 
     try:
         students = run(args.course, args.assignment, args.source, args.regexp or CANVAS)
@@ -79,15 +79,15 @@ def collect(args) -> int:
 
 
 def autograde(args) -> int:
-    from bertlab.grader import grade_report, parallel
+    from bertlab_grader import grade_report, parallel
 
     course, assignment = args.course, args.assignment
     _released(course, assignment)
     if not any((course / layout.SUBMITTED).glob(f"*/{assignment}")):
         raise Refused(f"no submissions: put them in {course / layout.SUBMITTED}/<student>/{assignment}/ "
-                      f"(python -m bertlab.grader collect {assignment} FOLDER_OR_ZIP)")
+                      f"(python -m bertlab_grader collect {assignment} FOLDER_OR_ZIP)")
     if args.scheduler:
-        from bertlab.grader import distributed
+        from bertlab_grader import distributed
 
         graded = distributed.autograde(course, assignment, args.scheduler, args.student, args.force)
     else:
@@ -133,7 +133,7 @@ def feedback(args) -> int:
 
 
 def export(args) -> int:
-    from bertlab.grader.export import export as run
+    from bertlab_grader.export import export as run
 
     file = layout.sqlite_file(layout.gradebook_url(args.course))
     if file is not None and not file.is_file():
@@ -144,7 +144,7 @@ def export(args) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="python -m bertlab.grader", description="The course's grader, one command per step.")
+    top = argparse.ArgumentParser(prog="python -m bertlab_grader", description="The course's grader, one command per step.")
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name, run, help):
@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.run(args)
     except (Refused, FileNotFoundError) as exc:  # a missing course root, student or file
-        print(f"python -m bertlab.grader {args.command}: {exc}", file=sys.stderr)
+        print(f"python -m bertlab_grader {args.command}: {exc}", file=sys.stderr)
         return 2
 
 

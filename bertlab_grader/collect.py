@@ -12,7 +12,7 @@ Two sources, one result (the folder ``nbgrader autograde`` reads):
   with the named groups ``student_id`` and ``file_id`` that nbgrader's ``FileNameCollectorPlugin``
   asks for (matched against the file's whole path).
 
-A student collected again replaces their earlier submission. Used by ``python -m bertlab.grader
+A student collected again replaces their earlier submission. Used by ``python -m bertlab_grader
 collect`` (``make collect``).
 """
 
@@ -22,7 +22,7 @@ import shutil
 import zipfile
 from pathlib import Path
 
-from bertlab.grader import grading, layout
+from bertlab_grader import grading, layout
 
 #: Canvas: ``lovelaceada_12345_67890_ps00-tokens.ipynb``; ``_late_`` after the login if late, and
 #: ``-1``, ``-2``, ... before ``.ipynb`` for a resubmission.
@@ -73,7 +73,7 @@ def collect(course: Path, assignment: str, source: Path, regexp: str = CANVAS) -
                            f"one folder per student")
     if not (course / layout.RELEASE / assignment).is_dir():
         raise CollectError(f"{assignment} is not released in {course / layout.RELEASE}: release it first "
-                           f"(python -m bertlab.grader release {assignment})")
+                           f"(python -m bertlab_grader release {assignment})")
     students = (_from_folder(course, assignment, source) if source.is_dir()
                 else _from_zip(course, assignment, source, regexp))
     if not students:

@@ -3,13 +3,13 @@
 :class:`GuardedExecute` replaces ``Execute`` in the autograde pipeline
 (``autograder/nbgrader_config.py``). On top of nbgrader's own preprocessor it
 
-- starts every kernel in the sandbox of :mod:`bertlab.grader.kernel_sandbox` (read-only course,
+- starts every kernel in the sandbox of :mod:`bertlab_grader.kernel_sandbox` (read-only course,
   gradebook and hidden tests out of sight, no network, IPC sockets);
 - fingerprints the kernel before the first cell and around every test cell
-  (:mod:`bertlab.grader.kernel_guard`): a test cell run in a rigged kernel gets an error and scores 0;
+  (:mod:`bertlab_grader.kernel_guard`): a test cell run in a rigged kernel gets an error and scores 0;
   so does a test cell run after a graded function was bound to an object of a package named in
   ``answer_key_packages`` (``from bertlab... import top_k`` is not the student's work);
-- caps the memory, processes and threads of every kernel (:mod:`bertlab.grader.kernel_limits`);
+- caps the memory, processes and threads of every kernel (:mod:`bertlab_grader.kernel_limits`);
 - bounds time twice: a cell past ``timeout`` (nbgrader's own, 120 s in the course config) is
   interrupted and the notebook goes on; the whole notebook past ``notebook_timeout`` (its wall
   clock, 600 s) has its kernel stopped; so has a kernel that has not stopped the cell
@@ -41,8 +41,8 @@ from nbgrader.preprocessors import Execute
 from nbgrader.utils import is_grade, is_solution
 from traitlets import Integer, List, Unicode
 
-from bertlab.grader.kernel_guard import PROBE, answer_key_probe, differences, oracle_origins
-from bertlab.grader.kernel_sandbox import SandboxedKernelManager
+from bertlab_grader.kernel_guard import PROBE, answer_key_probe, differences, oracle_origins
+from bertlab_grader.kernel_sandbox import SandboxedKernelManager
 
 
 def _prepare_model() -> None:

@@ -1,6 +1,6 @@
 """``autograde --scheduler ADDRESS``: one Dask task per submission, on any Dask cluster.
 
-The local grader (:mod:`bertlab.grader.parallel`) fills the cores of one machine. A course with
+The local grader (:mod:`bertlab_grader.parallel`) fills the cores of one machine. A course with
 a thousand students needs more machines, and Dask distributed already schedules tasks on them:
 a scheduler, workers started by hand, by ``dask-jobqueue`` on SLURM, or on Kubernetes.
 
@@ -13,18 +13,18 @@ a scheduler, workers started by hand, by ``dask-jobqueue`` on SLURM, or on Kuber
   (a content-hashed bundle, a regraded student) came back cancelled ("already forgotten",
   dask/distributed#4612).
 - A task (:func:`grade_task`) runs on a worker, but student code never runs in the worker's own
-  process: the task starts ``python -m bertlab.grader.grade_one`` as a child with a hard time
+  process: the task starts ``python -m bertlab_grader.grade_one`` as a child with a hard time
   limit, which grades in a scratch course with the course's sandboxed, capped kernels and writes
-  a JSON record; the task returns that record parsed and checked (:func:`bertlab.grader.grade_one.checked`).
+  a JSON record; the task returns that record parsed and checked (:func:`bertlab_grader.grade_one.checked`).
 - The client is the only writer of the gradebook: it takes records as they complete
   (``distributed.as_completed``) and writes each in one transaction
-  (:func:`bertlab.grader.parallel.record`), then the graded notebooks, then the state file.
+  (:func:`bertlab_grader.parallel.record`), then the graded notebooks, then the state file.
 - A worker that dies mid-task: the scheduler runs its task again on another worker (Dask's own
   rescheduling); a submission that has killed ``distributed.scheduler.allowed-failures`` workers
   (3 by default) comes back as ``KilledWorker`` (or, in a race, as a task the scheduler dropped
   with the course's files those workers held) and is reported, not retried for ever.
 
-Used by ``python -m bertlab.grader autograde ASSIGNMENT --scheduler tcp://host:8786`` and by
+Used by ``python -m bertlab_grader autograde ASSIGNMENT --scheduler tcp://host:8786`` and by
 ``make bench`` (a ``LocalCluster``); ``docs/instructors.md`` shows a cluster set up by hand.
 """
 
@@ -46,9 +46,9 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from bertlab.grader import grading, layout
-from bertlab.grader.grade_one import checked
-from bertlab.grader.parallel import Outcome, settle, submission_hash, to_grade
+from bertlab_grader import grading, layout
+from bertlab_grader.grade_one import checked
+from bertlab_grader.parallel import Outcome, settle, submission_hash, to_grade
 
 #: Seconds a task's grading child may run before it is killed (a notebook's own wall clock is 600 s).
 TASK_TIMEOUT = 900
@@ -105,7 +105,7 @@ def grade_task(bundle: bytes, assignment: str, student: str, files: dict[str, by
         env = {**os.environ, "OMP_NUM_THREADS": "1"}
         env.pop(layout.GRADEBOOK_ENV, None)
         try:
-            child = subprocess.run([sys.executable, "-m", "bertlab.grader.grade_one", str(course), assignment,
+            child = subprocess.run([sys.executable, "-m", "bertlab_grader.grade_one", str(course), assignment,
                                     student, str(out)], capture_output=True, text=True, timeout=timeout, env=env,
                                    preexec_fn=_die_with_parent)
         except subprocess.TimeoutExpired:

@@ -1,0 +1,23 @@
+"""The instructor's grader, as one tool: ``python -m bertlab_grader`` (release, collect,
+autograde, regrade, feedback, export), apart from the chapters' helpers and the models.
+
+Its parts, one idea each:
+
+- :mod:`~bertlab_grader.layout`: the course's folders and gradebook URL, written down once;
+- :mod:`~bertlab_grader.parallel`: ``autograde --workers N``, many students at once, each in a
+  scratch course and a sandboxed kernel, one process writing the gradebook, regrades idempotent;
+- :mod:`~bertlab_grader.guarded_execute`: nbgrader's ``Execute`` as the course grades with it
+  (sandboxed, fingerprinted, capped; a dead kernel costs the cells from that point);
+- :mod:`~bertlab_grader.kernel_sandbox` (bubblewrap, no network), :mod:`~bertlab_grader.kernel_limits`
+  (memory and process caps), :mod:`~bertlab_grader.kernel_guard` (the fingerprint; it runs inside
+  the student's kernel, so it imports the standard library only), :mod:`~bertlab_grader.warm_kernel`
+  (kernels forked from one process that imported torch and transformers once);
+- :mod:`~bertlab_grader.feedback_redaction`: no hidden test in the feedback;
+- :mod:`~bertlab_grader.pasted_cells`: a graded cell pasted twice is not a reason to refuse a notebook;
+- :mod:`~bertlab_grader.collect`, :mod:`~bertlab_grader.grade_report`, :mod:`~bertlab_grader.export`:
+  submissions in, the per-student table, CSV out;
+- :mod:`~bertlab_grader.grading`: the nbgrader round trip in a scratch course (tests, bench).
+
+Its dependencies are the ``grader`` extra of ``pyproject.toml``; it is configured by
+``autograder/nbgrader_config.py`` and explained in ``docs/instructors.md``.
+"""
