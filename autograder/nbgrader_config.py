@@ -7,6 +7,8 @@ The root's ``nbgrader_config.py`` loads this file, so plain ``nbgrader ...`` fro
 
 The folders and the gradebook URL are written down once, in ``bertlab_grader/layout.py``
 (the gradebook: ``$BERTLAB_GRADEBOOK_URL``, else ``autograder/gradebook.db``).
+The grader (``bertlab_grader``) imports nothing of the course: what it must know of this one (the
+models to prepare, the library functions tests compare with) is set here.
 """
 
 import os
@@ -19,7 +21,7 @@ c = get_config()  # noqa: F821 - injected by traitlets
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 c.CourseDirectory.root = root
-c.CourseDirectory.course_id = layout.COURSE_ID
+c.CourseDirectory.course_id = "bertlab"
 c.CourseDirectory.source_directory = layout.SOURCE
 c.CourseDirectory.release_directory = layout.RELEASE
 c.CourseDirectory.submitted_directory = layout.SUBMITTED
@@ -74,6 +76,47 @@ c.Autograde.autograde_preprocessors = _swapped("autograde_preprocessors", Execut
 # function bound to an object of either (``from bertlab... import top_k``) scores 0 in every test
 # cell after it. (Neither ships a graded function: tests/test_answer_key.py checks the package.)
 c.GuardedExecute.answer_key_packages = ["bertlab", "reference"]
+
+# What the grader must know of this course, and nothing else does:
+# - the models a notebook loads, resolved (assembled into ~/.cache/bertlab) before the first kernel
+#   starts, since a sandboxed kernel cannot write the cache;
+c.GuardedExecute.prepare = ["bertlab.models:prepare_all"]
+# - the library code the tests take their expected values from ("module:attribute.path"):
+#   transformers' BERT modules, pipelines and collator, torch's functional ops. Whenever a kernel
+#   has imported one's module, it must still be the library's own function; pointing one at the
+#   student's code would make every comparison with it pass.
+c.GuardedExecute.oracles = [
+    *(f"torch:{n}" for n in (
+        "softmax log_softmax argmax argsort topk bincount where matmul stack cat full_like zeros_like "
+        "ones_like randn rand randint manual_seed Generator autograd.grad "
+        "nn.functional.scaled_dot_product_attention nn.functional.cosine_similarity "
+        "nn.functional.cross_entropy nn.functional.softmax nn.functional.linear nn.functional.layer_norm "
+        "nn.functional.embedding nn.functional.gelu nn.functional.dropout nn.utils.rnn.pad_sequence "
+        "nn.Module.__call__ nn.Module._call_impl nn.Linear.forward nn.LayerNorm.forward "
+        "nn.Embedding.forward nn.Dropout.forward"
+    ).split()),
+    *(f"transformers.models.bert.modeling_bert:{c}.forward" for c in (
+        "BertEmbeddings BertSelfAttention BertSelfOutput BertAttention BertIntermediate BertOutput "
+        "BertLayer BertEncoder BertPooler BertModel BertPredictionHeadTransform BertLMPredictionHead "
+        "BertOnlyMLMHead BertForMaskedLM BertForSequenceClassification BertForTokenClassification "
+        "BertForQuestionAnswering"
+    ).split()),
+    *(f"transformers:{n}" for n in (  # what ``from transformers import ...`` hands a test
+        "BertModel.forward BertForMaskedLM.forward BertConfig.__init__ AutoModel.from_pretrained "
+        "AutoModelForMaskedLM.from_pretrained AutoTokenizer.from_pretrained "
+        "DataCollatorForLanguageModeling.torch_mask_tokens pipeline"
+    ).split()),
+    "transformers.modeling_utils:PreTrainedModel.from_pretrained",
+    "transformers.masking_utils:create_bidirectional_mask",
+    *(f"transformers.tokenization_utils_base:PreTrainedTokenizerBase.{m}" for m in (
+        "__call__", "encode", "decode", "batch_decode", "convert_ids_to_tokens", "convert_tokens_to_ids")),
+    *(f"transformers.data.data_collator:DataCollatorForLanguageModeling.{m}" for m in (
+        "__call__", "torch_call", "torch_mask_tokens")),
+    "transformers.pipelines:pipeline",
+    *(f"transformers.pipelines.fill_mask:FillMaskPipeline.{m}" for m in (
+        "__call__", "preprocess", "_forward", "postprocess")),
+    *(f"transformers.pipelines.base:Pipeline.{m}" for m in ("__call__", "forward")),
+]
 
 # A test cell pasted twice keeps its last copy's grade id; the others become ordinary cells
 # (nbgrader's own DeduplicateIds leaves them empty metadata, and the notebook is refused).

@@ -55,11 +55,13 @@ TASK_TIMEOUT = 900
 
 
 def grader_version(course: Path, assignment: str) -> str:
-    """What a grade depends on besides the submission: the course package's version, the
+    """What a grade depends on besides the submission: the packages installed here (every
+    distribution's name and version: the course's own package, torch, nbgrader, the grader), the
     grader's config and the assignment's source (its hidden tests). 12 hex digits."""
-    import bertlab
+    from importlib.metadata import distributions
 
-    digest = hashlib.sha256(bertlab.__version__.encode())
+    installed = sorted({f"{d.metadata['Name']}=={d.version}" for d in distributions()})
+    digest = hashlib.sha256("\n".join(installed).encode())
     for path in [Path(course) / "autograder" / "nbgrader_config.py",
                  *sorted((Path(course) / layout.SOURCE / assignment).rglob("*"))]:
         if path.is_file():

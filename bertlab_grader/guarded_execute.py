@@ -3,10 +3,13 @@
 :class:`GuardedExecute` replaces ``Execute`` in the autograde pipeline
 (``autograder/nbgrader_config.py``). On top of nbgrader's own preprocessor it
 
+- calls the course's ``prepare`` functions, once per process (a sandboxed kernel cannot
+  write what they write: the course's models, assembled into their cache);
 - starts every kernel in the sandbox of :mod:`bertlab_grader.kernel_sandbox` (read-only course,
   gradebook and hidden tests out of sight, no network, IPC sockets);
 - fingerprints the kernel before the first cell and around every test cell
-  (:mod:`bertlab_grader.kernel_guard`): a test cell run in a rigged kernel gets an error and scores 0;
+  (:mod:`bertlab_grader.kernel_guard`; the library functions tests take their expected values
+  from are the course's ``oracles``): a test cell run in a rigged kernel gets an error and scores 0;
   so does a test cell run after a graded function was bound to an object of a package named in
   ``answer_key_packages`` (``from bertlab... import top_k`` is not the student's work);
 - caps the memory, processes and threads of every kernel (:mod:`bertlab_grader.kernel_limits`);
@@ -41,21 +44,21 @@ from nbgrader.preprocessors import Execute
 from nbgrader.utils import is_grade, is_solution
 from traitlets import Integer, List, Unicode
 
-from bertlab_grader.kernel_guard import PROBE, answer_key_probe, differences, oracle_origins
+from bertlab_grader.kernel_guard import answer_key_probe, differences, oracle_origins, state_probe
 from bertlab_grader.kernel_sandbox import SandboxedKernelManager
 
 
-def _prepare_model() -> None:
-    """Resolve (and so assemble, convert or download) the course's models here, the encoder and
-    the decoder: a sandboxed kernel cannot write them into the cache."""
-    from bertlab.decoder import decoder_path
-    from bertlab.models import ModelNotAvailableError, model_path
+def call(spec: str) -> None:
+    """Import ``module`` and call its ``function()``, for a ``"module:function"`` string."""
+    import importlib
 
-    for resolve in (model_path, decoder_path):
-        try:
-            resolve()
-        except ModelNotAvailableError:
-            pass  # the notebook's own call says what to do, in the feedback
+    module, _, name = spec.partition(":")
+    if not module or not name:
+        raise ValueError(f"{spec!r}: give module:function (GuardedExecute.prepare)")
+    function = importlib.import_module(module)
+    for part in name.split("."):
+        function = getattr(function, part)
+    function()
 
 
 def is_test_cell(cell: NotebookNode) -> bool:
@@ -72,7 +75,20 @@ class GuardedExecute(Execute):
     """nbgrader's ``Execute``: sandboxed kernels, fingerprinted around every test cell; a dead
     kernel costs the cells from that point; output capped in bytes (see the module docstring)."""
 
-    _library: dict | None = None  # oracle_origins() in this process, computed once
+    _library: dict = {}  # oracles -> oracle_origins() in this process, computed once
+    _prepared: set = set()  # the prepare functions this process has called
+
+    prepare = List(Unicode(), default_value=[], config=True, help=(
+        "Functions to call, as \"module:function\" strings, once per grader process before its first "
+        "notebook: whatever a notebook needs written outside its own folder (a model assembled into a "
+        "cache, say), which a sandboxed kernel cannot write. The course's config names its own "
+        "(c.GuardedExecute.prepare = [\"bertlab.models:prepare_all\"])."))
+
+    oracles = List(Unicode(), default_value=[], config=True, help=(
+        "The library code tests take their expected values from, as \"module:attribute.path\" strings "
+        "(\"transformers.models.bert.modeling_bert:BertSelfAttention.forward\"). Whenever a kernel has "
+        "imported an oracle's module, the oracle must still be defined where the library defines it, "
+        "as in the grader's own process; a test cell run after one was replaced scores 0."))
 
     output_limit = Integer(1_000_000, config=True, help=(
         "Bytes of output (streams, displays, errors) one notebook may keep; what comes after is "
@@ -111,9 +127,13 @@ class GuardedExecute(Execute):
         self._output_bytes, self._output_cut = 0, False
         self._deadline = None  # set once its kernel is up: starting the kernel (and, for the first
         # notebook a grader process grades, the warm-kernel zygote) is the grader's time, not the notebook's
-        if GuardedExecute._library is None:
-            GuardedExecute._library = oracle_origins(import_missing=True)
-            _prepare_model()
+        for spec in self.prepare:
+            if spec not in GuardedExecute._prepared:
+                call(spec)
+                GuardedExecute._prepared.add(spec)
+        key = tuple(self.oracles)
+        if key not in GuardedExecute._library:
+            GuardedExecute._library[key] = oracle_origins(key, import_missing=True)
         self._graded_names = self.graded_names(nb)
         return super().preprocess(nb, resources, km)
 
@@ -171,8 +191,9 @@ class GuardedExecute(Execute):
         self.iopub_timeout = self.interrupt_grace
         return reply
 
-    def _fingerprint(self, probe: str = PROBE):
+    def _fingerprint(self, probe: str | None = None):
         """The kernel's fingerprint now (or the JSON that another ``probe`` returns), or (None, why not)."""
+        probe = probe or state_probe(self.oracles)
         msg_id = self.kc.execute("", silent=True, store_history=False, user_expressions={"state": probe})
         reply = self.wait_for_reply(msg_id)
         try:
@@ -271,7 +292,7 @@ class GuardedExecute(Execute):
             if state is None:
                 problems.append(f"the grader could not check the kernel {when} this test ({why})")
             else:
-                problems += [f"{p} ({when} this test)" for p in differences(self._baseline, state, self._library)]
+                problems += [f"{p} ({when} this test)" for p in differences(self._baseline, state, self._library[tuple(self.oracles)])]
         if problems:
             problems = ["the notebook changed how the kernel runs or checks code: " + "; ".join(dict.fromkeys(problems))]
         if self.answer_key_packages and self._graded_names:

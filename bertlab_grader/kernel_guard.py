@@ -18,8 +18,9 @@ transformer touches it, and it leaves no trace in the notebook or its history.
 What it covers: IPython's input and AST transformers, custom exception handlers, replaced
 IPython methods (``run_cell``, ``showtraceback``, ...), trace and profile functions, the
 builtins, ``math``, ``torch`` and ``numpy`` functions that tests compare with, the library code
-tests take their expected values from (:data:`ORACLES`: transformers' BERT modules, pipelines
-and collator, torch's functional ops), which must stay defined where the library defines it,
+tests take their expected values from (the *oracles* the course names in
+``GuardedExecute.oracles``: transformers' BERT modules, pipelines and collator, torch's
+functional ops), which must stay defined where the library defines it,
 and tensor types that answer comparisons themselves (:data:`LYING_HOOKS`); and a graded function
 that is not the student's own but an object of the course's package, which ships the chapters'
 code (:func:`answer_key_objects`, for the packages ``GuardedExecute.answer_key_packages`` names).
@@ -74,44 +75,13 @@ WATCHED = (
     ).split()),
 )
 
-# Library code the tests take their expected values from ("module:attribute.path"). Pointing
-# one of these at the student's own code makes every comparison with it pass. Their modules
-# are often imported late (by the notebook or by a test), so they are not compared with the
-# fresh kernel: whenever its module is imported, each must still be the library's own function,
-# judged by where it is defined (module and qualified name, through ``functools.wraps``
-# wrappers) against the same lookup in the grader's own process.
-ORACLES = (
-    *(f"torch:{n}" for n in (
-        "softmax log_softmax argmax argsort topk bincount where matmul stack cat full_like zeros_like "
-        "ones_like randn rand randint manual_seed Generator autograd.grad "
-        "nn.functional.scaled_dot_product_attention nn.functional.cosine_similarity "
-        "nn.functional.cross_entropy nn.functional.softmax nn.functional.linear nn.functional.layer_norm "
-        "nn.functional.embedding nn.functional.gelu nn.functional.dropout nn.utils.rnn.pad_sequence "
-        "nn.Module.__call__ nn.Module._call_impl nn.Linear.forward nn.LayerNorm.forward "
-        "nn.Embedding.forward nn.Dropout.forward"
-    ).split()),
-    *(f"transformers.models.bert.modeling_bert:{c}.forward" for c in (
-        "BertEmbeddings BertSelfAttention BertSelfOutput BertAttention BertIntermediate BertOutput "
-        "BertLayer BertEncoder BertPooler BertModel BertPredictionHeadTransform BertLMPredictionHead "
-        "BertOnlyMLMHead BertForMaskedLM BertForSequenceClassification BertForTokenClassification "
-        "BertForQuestionAnswering"
-    ).split()),
-    *(f"transformers:{n}" for n in (  # what ``from transformers import ...`` hands a test
-        "BertModel.forward BertForMaskedLM.forward BertConfig.__init__ AutoModel.from_pretrained "
-        "AutoModelForMaskedLM.from_pretrained AutoTokenizer.from_pretrained "
-        "DataCollatorForLanguageModeling.torch_mask_tokens pipeline"
-    ).split()),
-    "transformers.modeling_utils:PreTrainedModel.from_pretrained",
-    "transformers.masking_utils:create_bidirectional_mask",
-    *(f"transformers.tokenization_utils_base:PreTrainedTokenizerBase.{m}" for m in (
-        "__call__", "encode", "decode", "batch_decode", "convert_ids_to_tokens", "convert_tokens_to_ids")),
-    *(f"transformers.data.data_collator:DataCollatorForLanguageModeling.{m}" for m in (
-        "__call__", "torch_call", "torch_mask_tokens")),
-    "transformers.pipelines:pipeline",
-    *(f"transformers.pipelines.fill_mask:FillMaskPipeline.{m}" for m in (
-        "__call__", "preprocess", "_forward", "postprocess")),
-    *(f"transformers.pipelines.base:Pipeline.{m}" for m in ("__call__", "forward")),
-)
+# The library code tests take their expected values from is the course's to name: a list of
+# "module:attribute.path" strings, ``GuardedExecute.oracles`` in ``autograder/nbgrader_config.py``
+# (transformers' BERT modules, say). Pointing one of these at the student's own code makes every
+# comparison with it pass. Their modules are often imported late (by the notebook or by a test),
+# so they are not compared with the fresh kernel: whenever its module is imported, each must
+# still be the library's own function, judged by where it is defined (module and qualified name,
+# through ``functools.wraps`` wrappers) against the same lookup in the grader's own process.
 
 # A tensor or array type can answer ``torch.equal(mine, expected)`` itself (``__torch_function__``)
 # or lie about its values (``__eq__``, ``tolist``): the tests' comparisons would then check
@@ -127,9 +97,12 @@ LYING_HOOKS = {
                       "all", "any", "sum"},
 }
 
-# Evaluated in the kernel by ``user_expressions``: one JSON string (a plain repr of a dict could
-# be cut short by IPython's pretty printer).
-PROBE = "__import__('bertlab_grader.kernel_guard', fromlist=['kernel_state']).kernel_state()"
+
+def state_probe(oracles: list[str] | tuple[str, ...] = ()) -> str:
+    """The ``user_expressions`` source that runs :func:`kernel_state` in the kernel, the oracles
+    written into it. It returns one JSON string (a plain repr of a dict could be cut short by
+    IPython's pretty printer)."""
+    return f"__import__({__name__!r}, fromlist=['kernel_state']).kernel_state({list(oracles)!r})"
 
 
 def _name(obj) -> str:
@@ -147,14 +120,15 @@ def origin(obj) -> str:
     return f"{getattr(obj, '__module__', None)}.{getattr(obj, '__qualname__', None)}"
 
 
-def oracle_origins(import_missing: bool = False) -> dict[str, str | None]:
-    """:func:`origin` of every :data:`ORACLES` entry; None where its module is not imported.
+def oracle_origins(oracles, import_missing: bool = False) -> dict[str, str | None]:
+    """:func:`origin` of every oracle (``"module:attribute.path"``); None where its module is not
+    imported.
 
     In the kernel nothing is imported (``import_missing=False``), and the first attribute is read
     from the module's own ``__dict__``, so that transformers' lazy top-level module imports
     nothing either: a name it has not handed out yet cannot have been replaced."""
     found = {}
-    for spec in ORACLES:
+    for spec in oracles:
         module, path = spec.split(":")
         try:
             obj = importlib.import_module(module) if import_missing else sys.modules.get(module)
@@ -211,8 +185,9 @@ def lying_types() -> list[str]:
     return sorted(found)
 
 
-def kernel_state() -> str:
-    """The fingerprint of the running IPython kernel, as JSON (runs inside the kernel)."""
+def kernel_state(oracles=()) -> str:
+    """The fingerprint of the running IPython kernel, as JSON (runs inside the kernel); where each
+    of ``oracles`` is defined, for those whose module is imported."""
     from IPython import get_ipython
 
     ip = get_ipython()  # None outside IPython (the unit tests): then only functions are watched
@@ -220,7 +195,7 @@ def kernel_state() -> str:
         "trace function": _name(sys.gettrace()) if sys.gettrace() else None,
         "profile function": _name(sys.getprofile()) if sys.getprofile() else None,
         "functions": {},
-        "oracles": oracle_origins(),
+        "oracles": oracle_origins(oracles),
         "lying types": lying_types(),
     }
     if ip is not None:
@@ -274,7 +249,7 @@ def answer_key_objects(namespace: dict, names: list[str], packages: list[str]) -
 
 def answer_key_probe(names: list[str], packages: list[str]) -> str:
     """The ``user_expressions`` source that runs :func:`answer_key_objects` on the kernel's namespace."""
-    return (f"__import__('bertlab_grader.kernel_guard', fromlist=['answer_key_objects'])"
+    return (f"__import__({__name__!r}, fromlist=['answer_key_objects'])"
             f".answer_key_objects(globals(), {sorted(names)!r}, {sorted(packages)!r})")
 
 

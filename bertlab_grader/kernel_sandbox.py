@@ -25,8 +25,9 @@ Without a working ``bwrap`` (macOS; a Linux without ``apt install bubblewrap``; 
 that forbids user namespaces) the kernel runs as nbgrader runs it, and the grader says so on
 every notebook; ``BERTLAB_SANDBOX=off`` turns the
 sandbox off on purpose, ``BERTLAB_SANDBOX=require`` makes a missing ``bwrap`` an error.
-Whatever a kernel needs to write must therefore exist before it starts: the grader resolves
-``bertlab.model_path()`` (which assembles the course checkpoint in ``~/.cache/bertlab``) first.
+Whatever a kernel needs to write must therefore exist before it starts: the grader first calls
+the functions the course names in ``GuardedExecute.prepare`` (which assemble its models into
+their cache).
 """
 
 from __future__ import annotations

@@ -23,7 +23,6 @@ import os
 from contextlib import contextmanager
 from pathlib import Path
 
-COURSE_ID = "bertlab"
 SOURCE = "solutions"
 RELEASE = "exercises"
 DOWNLOADED = "autograder/downloaded"

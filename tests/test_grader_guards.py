@@ -9,9 +9,30 @@ import nbformat
 
 from bertlab_grader import feedback_redaction, kernel_guard
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def course_config():
+    """The course's nbgrader config (``autograder/nbgrader_config.py``), as nbgrader loads it."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    return PyFileConfigLoader("nbgrader_config.py", path=str(ROOT / "autograder")).load_config()
+
+
+#: The library code the course's tests take their expected values from: the course's config names it.
+ORACLES = list(course_config().GuardedExecute.oracles)
+
 
 def fingerprint():
-    return json.loads(kernel_guard.kernel_state())
+    return json.loads(kernel_guard.kernel_state(ORACLES))
+
+
+def test_the_course_names_its_oracles_and_what_to_prepare():
+    config = course_config()
+    assert "transformers.models.bert.modeling_bert:BertSelfAttention.forward" in ORACLES
+    assert config.GuardedExecute.prepare == ["bertlab.models:prepare_all"]
+    probe = kernel_guard.state_probe(ORACLES)
+    assert json.loads(eval(probe))["oracles"].keys() == {o.replace(":", ".") for o in ORACLES}
 
 
 def test_an_unchanged_kernel_has_no_differences():
@@ -42,7 +63,7 @@ def test_the_fingerprint_sees_a_replaced_function(monkeypatch):
 def test_oracles_must_stay_the_librarys_own(monkeypatch):
     from transformers.models.bert import modeling_bert
 
-    library = kernel_guard.oracle_origins(import_missing=True)
+    library = kernel_guard.oracle_origins(ORACLES, import_missing=True)
     assert None not in library.values(), [n for n, o in library.items() if o is None]
     base = fingerprint()
     assert kernel_guard.differences(base, fingerprint(), library) == []
@@ -148,3 +169,16 @@ def test_a_graded_function_from_the_course_package_is_named():
         nbformat.v4.new_code_cell("def not_graded():\n    pass"),
     ])
     assert GuardedExecute().graded_names(notebook) == ["helper", "recall", "recall_at_k", "top_k"]
+
+
+def test_prepare_calls_module_functions_by_name(monkeypatch):
+    import pytest
+
+    from bertlab_grader.guarded_execute import call
+
+    called = []
+    monkeypatch.setattr("os.sync", lambda: called.append("sync"))
+    call("os:sync")
+    assert called == ["sync"]
+    with pytest.raises(ValueError, match="module:function"):
+        call("os.sync")
