@@ -8,10 +8,12 @@ Its parts, one idea each:
   scratch course and a sandboxed kernel, one process writing the gradebook, regrades idempotent;
 - :mod:`~bertlab_grader.guarded_execute`: nbgrader's ``Execute`` as the course grades with it
   (sandboxed, fingerprinted, capped; a dead kernel costs the cells from that point);
-- :mod:`~bertlab_grader.kernel_sandbox` (bubblewrap, no network), :mod:`~bertlab_grader.kernel_limits`
-  (memory and process caps), :mod:`~bertlab_grader.kernel_guard` (the fingerprint; it runs inside
-  the student's kernel, so it imports the standard library only), :mod:`~bertlab_grader.warm_kernel`
-  (kernels forked from one process that imported torch and transformers once);
+- :mod:`~bertlab_grader.sandbox` (bubblewrap, no network: the command line in
+  :mod:`~bertlab_grader.sandbox.bwrap`, the kernel manager in :mod:`~bertlab_grader.sandbox.manager`),
+  :mod:`~bertlab_grader.kernel_limits` (memory and process caps), :mod:`~bertlab_grader.kernel_guard`
+  (the fingerprint; it runs inside the student's kernel, so it imports the standard library only),
+  :mod:`~bertlab_grader.warm` (kernels forked from one process that imported torch and transformers
+  once: its protocol, zygote, stub and pool);
 - :mod:`~bertlab_grader.feedback_redaction`: no hidden test in the feedback;
 - :mod:`~bertlab_grader.pasted_cells`: a graded cell pasted twice is not a reason to refuse a notebook;
 - :mod:`~bertlab_grader.collect`, :mod:`~bertlab_grader.grade_report`, :mod:`~bertlab_grader.export`:

@@ -80,11 +80,11 @@ def checked(record) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    from bertlab_grader import warm_kernel
+    from bertlab_grader.warm import pool
 
     course, assignment, student, out = argv
     # One kernel in this process: a warm-kernel zygote would only add its own start to it.
-    os.environ.setdefault(warm_kernel.ENV_VAR, "off")
+    os.environ.setdefault(pool.ENV_VAR, "off")
     Path(out).write_text(json.dumps(grade(Path(course), assignment, student)))
     return 0
 

@@ -5,7 +5,7 @@
 
 - calls the course's ``prepare`` functions, once per process (a sandboxed kernel cannot
   write what they write: the course's models, assembled into their cache);
-- starts every kernel in the sandbox of :mod:`bertlab_grader.kernel_sandbox` (read-only course,
+- starts every kernel in the sandbox of :mod:`bertlab_grader.sandbox.manager` (read-only course,
   gradebook and hidden tests out of sight, no network, IPC sockets);
 - fingerprints the kernel before the first cell and around every test cell
   (:mod:`bertlab_grader.kernel_guard`; the library functions tests take their expected values
@@ -45,7 +45,7 @@ from nbgrader.utils import is_grade, is_solution
 from traitlets import Integer, List, Unicode
 
 from bertlab_grader.kernel_guard import answer_key_probe, differences, oracle_origins, state_probe
-from bertlab_grader.kernel_sandbox import SandboxedKernelManager
+from bertlab_grader.sandbox.manager import SandboxedKernelManager
 
 
 def call(spec: str) -> None:

@@ -24,7 +24,7 @@ functional ops), which must stay defined where the library defines it,
 and tensor types that answer comparisons themselves (:data:`LYING_HOOKS`); and a graded function
 that is not the student's own but an object of the course's package, which ships the chapters'
 code (:func:`answer_key_objects`, for the packages ``GuardedExecute.answer_key_packages`` names).
-What the kernel can do to files is the sandbox's job (:mod:`bertlab_grader.kernel_sandbox`,
+What the kernel can do to files is the sandbox's job (:mod:`bertlab_grader.sandbox.manager`,
 which starts its kernels).
 What it cannot cover: code in the same process can always fool a check in that process if it
 is written against this one; the guard stops the generic tricks, and ``tests/test_hostile.py``

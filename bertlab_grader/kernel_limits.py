@@ -90,7 +90,7 @@ class KernelWatch:
     def __init__(self, pid: int, memory_bytes: int, processes: int, period: float = 0.2, threads: int = 0,
                  exclude: tuple[int, ...] = (), group: int | None = None):
         """Watch ``pid`` and its descendants, except the processes in ``exclude`` (neither counted
-        nor killed; a warm kernel's zygote, :mod:`bertlab_grader.warm_kernel`). ``group``: a process
+        nor killed; a warm kernel's zygote, :mod:`bertlab_grader.warm`). ``group``: a process
         group to kill first (default: ``pid``'s own, if it leads one and nothing is excluded)."""
         self.pid, self.memory_bytes, self.processes, self.period = pid, memory_bytes, processes, period
         self.threads, self.exclude = threads, frozenset(exclude)

@@ -143,15 +143,16 @@ def execution_seconds(notebook, cwd: Path) -> float:
 def parallel_grading(assignment: str = "ps00-tokens", n: int = 20, workers: int = 2) -> list[str]:
     """The same n submissions graded by plain ``nbgrader autograde`` (one kernel started cold for
     each, as nbgrader starts them) and by the course grader with ``workers`` workers (warm kernels,
-    ``bertlab_grader.warm_kernel``): the speed-up, each one's overhead per submission, and equal
+    ``bertlab_grader.warm``): the speed-up, each one's overhead per submission, and equal
     scores. Also plain ``nbgrader autograde`` with the course's warm kernels: what parallelism
     alone adds."""
-    from bertlab_grader import parallel, warm_kernel
+    from bertlab_grader import parallel
+    from bertlab_grader.warm import pool
 
     def plain_nbgrader(course: Path, warm: bool) -> float:
         start = time.perf_counter()
         subprocess.run([str(Path(sys.executable).parent / "nbgrader"), "autograde", assignment, "--create", "--force"],
-                       cwd=course, env={**grading._env(), warm_kernel.ENV_VAR: "on" if warm else "off"},
+                       cwd=course, env={**grading._env(), pool.ENV_VAR: "on" if warm else "off"},
                        capture_output=True, text=True)
         return time.perf_counter() - start
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import nbformat
 
-from bertlab_grader import kernel_sandbox
+from bertlab_grader.sandbox import bwrap
 
 # --- cells that use up a resource ---------------------------------------------------------------
 
@@ -123,5 +123,5 @@ def sandboxed() -> bool:
     """Whether autograde runs kernels in bubblewrap; CI (BERTLAB_SANDBOX=require) insists.
 
     (With the sandbox off, the tests of the submission that writes course files fail: tried.)"""
-    works = kernel_sandbox.why_unavailable() is None
-    return kernel_sandbox.mode() == "require" or (kernel_sandbox.mode() == "on" and works)
+    works = bwrap.why_unavailable() is None
+    return bwrap.mode() == "require" or (bwrap.mode() == "on" and works)

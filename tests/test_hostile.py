@@ -129,7 +129,7 @@ for pid in filter(str.isdigit, os.listdir("/proc")):
     except OSError:
         pass
 ''',
-    # A grader that forks each kernel from one warm process (bertlab_grader.warm_kernel) must let
+    # A grader that forks each kernel from one warm process (bertlab_grader.warm) must let
     # nothing of one kernel meet the next: this one leaves a daemon that keeps writing an IPython
     # startup file that blanks every cell (it would run before the guard's first fingerprint), and
     # asks the zygote for a kernel of its own; the next student ("...-victim", wrong work) must score 0.

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bertlab_grader import kernel_sandbox
+from bertlab_grader.sandbox import bwrap, manager
 
 
 async def run(kc, code: str) -> str:
@@ -29,15 +29,15 @@ async def run(kc, code: str) -> str:
 
 
 def needs_bwrap():
-    problem = kernel_sandbox.why_unavailable()
+    problem = bwrap.why_unavailable()
     if problem:
-        if kernel_sandbox.mode() == "require":
+        if bwrap.mode() == "require":
             pytest.fail(f"BERTLAB_SANDBOX=require, but {problem}")
         pytest.skip(f"{problem}: the autograder runs unsandboxed here")
 
 
 def test_command_wraps_and_orders_mounts(tmp_path):
-    cmd = kernel_sandbox.sandbox_command(["python", "-m", "ipykernel_launcher"], writable=tmp_path / "a/b",
+    cmd = bwrap.sandbox_command(["python", "-m", "ipykernel_launcher"], writable=tmp_path / "a/b",
                                          readable=[tmp_path / "pkg"], hidden=[tmp_path / "a"], bwrap="bwrap")
     assert cmd[3] == "bwrap" and cmd[-3:] == ["python", "-m", "ipykernel_launcher"]
     text = " ".join(cmd)
@@ -52,8 +52,8 @@ def test_a_sandboxed_process_has_no_capabilities(tmp_path):
     """Not even when the grader runs as root (CI does): with CAP_SYS_ADMIN a kernel could remount
     the read-only course read-write."""
     needs_bwrap()
-    cmd = kernel_sandbox.sandbox_command(["grep", "CapEff", "/proc/self/status"], writable=tmp_path, readable=[],
-                                         hidden=[], bwrap=kernel_sandbox.bwrap_path())
+    cmd = bwrap.sandbox_command(["grep", "CapEff", "/proc/self/status"], writable=tmp_path, readable=[],
+                                         hidden=[], bwrap=bwrap.bwrap_path())
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
     assert done.stdout.split() == ["CapEff:", "0000000000000000"], done
 
@@ -61,14 +61,14 @@ def test_a_sandboxed_process_has_no_capabilities(tmp_path):
 def test_hidden_folders_are_the_courses_own(tmp_path):
     for name in ("solutions", "autograder", ".git", "exercises"):
         (tmp_path / name).mkdir()
-    assert {p.name for p in kernel_sandbox.hidden_folders(tmp_path)} == {"solutions", "autograder", ".git"}
-    assert kernel_sandbox.hidden_folders(None) == []
+    assert {p.name for p in bwrap.hidden_folders(tmp_path)} == {"solutions", "autograder", ".git"}
+    assert bwrap.hidden_folders(None) == []
 
 
 def test_bad_mode_says_what_to_use(monkeypatch):
-    monkeypatch.setenv(kernel_sandbox.ENV_VAR, "maybe")
-    with pytest.raises(kernel_sandbox.SandboxUnavailable, match="on .*require or off"):
-        kernel_sandbox.mode()
+    monkeypatch.setenv(bwrap.ENV_VAR, "maybe")
+    with pytest.raises(bwrap.SandboxUnavailable, match="on .*require or off"):
+        bwrap.mode()
 
 
 @pytest.fixture
@@ -83,15 +83,15 @@ def course():
 def test_a_bwrap_that_cannot_sandbox_is_reported(monkeypatch):
     from traitlets.config import Config
 
-    assert "cannot create a sandbox here" in kernel_sandbox.sandbox_problem("/bin/false")
-    assert "could not run" in kernel_sandbox.sandbox_problem("/nonexistent/bwrap")
-    monkeypatch.setattr(kernel_sandbox, "bwrap_path", lambda: "/bin/false")
-    km = kernel_sandbox.SandboxedKernelManager(config=Config())
+    assert "cannot create a sandbox here" in bwrap.sandbox_problem("/bin/false")
+    assert "could not run" in bwrap.sandbox_problem("/nonexistent/bwrap")
+    monkeypatch.setattr(bwrap, "bwrap_path", lambda: "/bin/false")
+    km = manager.SandboxedKernelManager(config=Config())
     km._launch_args = {}
-    monkeypatch.setenv(kernel_sandbox.ENV_VAR, "on")  # run unsandboxed, with a warning
+    monkeypatch.setenv(bwrap.ENV_VAR, "on")  # run unsandboxed, with a warning
     assert km.format_kernel_cmd()[0] == sys.executable and "bwrap" not in " ".join(km.format_kernel_cmd())
-    monkeypatch.setenv(kernel_sandbox.ENV_VAR, "require")
-    with pytest.raises(kernel_sandbox.SandboxUnavailable, match="require, but bwrap cannot create a sandbox"):
+    monkeypatch.setenv(bwrap.ENV_VAR, "require")
+    with pytest.raises(bwrap.SandboxUnavailable, match="require, but bwrap cannot create a sandbox"):
         km.format_kernel_cmd()
 
 
@@ -113,13 +113,13 @@ def attempt(path):  # opening for append writes nothing, but needs a writable fi
         return "refused"
 with open("here.txt", "w") as f:
     f.write("x")
-print(attempt({str(kernel_sandbox.PACKAGE / '__init__.py')!r}), attempt({str(course / 'autograder' / 'gradebook.db')!r}),
+print(attempt({str(bwrap.PACKAGE / '__init__.py')!r}), attempt({str(course / 'autograder' / 'gradebook.db')!r}),
       attempt({str(course / 'notes.txt')!r}), attempt("/tmp/scratch"))
 print(sorted(os.listdir({str(course / 'solutions')!r})), sorted(os.listdir({str(course / 'autograder')!r})))
 """
-    cmd = kernel_sandbox.sandbox_command(
-        [sys.executable, "-c", script], writable=own, readable=[kernel_sandbox.PACKAGE, Path(sys.prefix).resolve()],
-        hidden=kernel_sandbox.hidden_folders(course), bwrap=kernel_sandbox.bwrap_path())
+    cmd = bwrap.sandbox_command(
+        [sys.executable, "-c", script], writable=own, readable=[bwrap.PACKAGE, Path(sys.prefix).resolve()],
+        hidden=bwrap.hidden_folders(course), bwrap=bwrap.bwrap_path())
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.split("\n")
     assert out[0] == "refused refused refused opened", out  # all read-only but /tmp (private)
     assert out[1] == "[] ['autograded']", out  # the solutions and the gradebook are out of sight
@@ -143,7 +143,7 @@ def test_a_sandboxed_kernel_runs_is_interrupted_and_cannot_signal_the_grader(tmp
     from traitlets.config import Config
 
     async def session():
-        km = kernel_sandbox.SandboxedKernelManager(config=Config())
+        km = manager.SandboxedKernelManager(config=Config())
         await km.start_kernel(cwd=str(tmp_path))
         kc = km.client()
         kc.start_channels()

@@ -1,4 +1,4 @@
-"""Warm kernels (``bertlab_grader.warm_kernel``): forked from one zygote that imported torch and
+"""Warm kernels (``bertlab_grader.warm``): forked from one zygote that imported torch and
 transformers once, each still a kernel of its own, and nothing one kernel leaves meets the next.
 
 ``tests/test_hostile.py`` grades a submission that leaves a daemon rewriting an IPython startup
@@ -10,7 +10,9 @@ import socket
 import pytest
 from traitlets.config import Config
 
-from bertlab_grader import kernel_sandbox, warm_kernel
+from bertlab_grader.sandbox import manager
+from bertlab_grader.warm import pool
+from bertlab_grader.warm import zygote as zygote_server
 from test_kernel_sandbox import needs_bwrap, run
 
 # Left behind by the first kernel: a file in /tmp and in /dev/shm, and a detached daemon.
@@ -37,13 +39,13 @@ print("torch" in sys.modules, open("data.txt").read(), os.path.exists("/tmp/plan
 
 def test_warm_kernels_start_imported_and_leave_nothing_behind(tmp_path, monkeypatch):
     needs_bwrap()
-    monkeypatch.setenv(warm_kernel.ENV_VAR, "on")
+    monkeypatch.setenv(pool.ENV_VAR, "on")
 
     async def kernel(n: int, code: str):
         work = tmp_path / f"student{n}"
         work.mkdir()
         (work / "data.txt").write_text(f"data{n}")
-        km = kernel_sandbox.SandboxedKernelManager(config=Config())
+        km = manager.SandboxedKernelManager(config=Config())
         await km.start_kernel(cwd=str(work))
         kc = km.client()
         kc.start_channels()
@@ -66,8 +68,8 @@ def test_warm_kernels_start_imported_and_leave_nothing_behind(tmp_path, monkeypa
 
 def test_warm_kernels_can_be_turned_off(tmp_path, monkeypatch):
     needs_bwrap()
-    monkeypatch.setenv(warm_kernel.ENV_VAR, "off")
-    km = kernel_sandbox.SandboxedKernelManager(config=Config())
+    monkeypatch.setenv(pool.ENV_VAR, "off")
+    km = manager.SandboxedKernelManager(config=Config())
 
     async def start():
         await km.start_kernel(cwd=str(tmp_path))
@@ -77,28 +79,43 @@ def test_warm_kernels_can_be_turned_off(tmp_path, monkeypatch):
             await km.shutdown_kernel(now=True)
 
     zygote, cmd = asyncio.run(start())
-    assert zygote is None and "bertlab_grader.warm_kernel" not in cmd and "bwrap" in " ".join(cmd)
+    assert zygote is None and "bertlab_grader.warm.stub" not in cmd and "bwrap" in " ".join(cmd)
 
 
 def test_the_zygote_serves_only_processes_outside_its_sandbox():
     inside, other = socket.socketpair(socket.AF_UNIX)  # a peer in this PID namespace, as a kernel is
     with inside, other:
-        assert not warm_kernel._from_outside(inside)
+        assert not zygote_server._from_outside(inside)
 
 
 def test_a_kernels_folder_is_copied_only_when_small(tmp_path):
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "nb.ipynb").write_text("{}")
-    assert warm_kernel.copy_folder(tmp_path / "src", tmp_path / "copy")
+    assert pool.copy_folder(tmp_path / "src", tmp_path / "copy")
     assert (tmp_path / "copy" / "nb.ipynb").read_text() == "{}"
-    assert not warm_kernel.copy_folder(tmp_path, tmp_path / "inside")  # the target inside the source
-    assert not warm_kernel.copy_folder(tmp_path / "src", tmp_path / "big", max_bytes=1)
+    assert not pool.copy_folder(tmp_path, tmp_path / "inside")  # the target inside the source
+    assert not pool.copy_folder(tmp_path / "src", tmp_path / "big", max_bytes=1)
     assert not (tmp_path / "big").exists()
     with pytest.raises(ValueError, match="BERTLAB_WARM_KERNEL"):
         import os
 
-        os.environ[warm_kernel.ENV_VAR] = "maybe"
+        os.environ[pool.ENV_VAR] = "maybe"
         try:
-            warm_kernel.enabled()
+            pool.enabled()
         finally:
-            del os.environ[warm_kernel.ENV_VAR]
+            del os.environ[pool.ENV_VAR]
+
+
+def test_the_stub_and_the_zygote_import_the_standard_library_only():
+    """The stub starts once per notebook and the zygote forks every kernel: importing either (and
+    the packages above them) pulls in no third-party module, so neither costs an import a kernel
+    does not ask for."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys; import bertlab_grader.warm.stub, bertlab_grader.warm.zygote; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] not in sys.stdlib_module_names))")
+    loaded = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, check=True,
+                            env={"PYTHONPATH": str(Path(__file__).resolve().parent.parent)}).stdout
+    assert [m for m in eval(loaded) if m.split(".")[0] != "bertlab_grader" and m != "__main__"] == []

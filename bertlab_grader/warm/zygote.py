@@ -1,0 +1,259 @@
+"""The warm-kernel zygote: inside its sandbox, it imports once and forks a kernel per request.
+
+``python -m bertlab_grader.warm.zygote CONTROL LIFELINE_FD`` imports :data:`WARM_IMPORTS`, prints
+:data:`bertlab_grader.warm.protocol.READY`, then listens on the Unix socket ``CONTROL`` for the
+grader's stubs (:mod:`bertlab_grader.warm.stub`), one kernel at a time: it forks the child, which
+becomes the kernel a fresh ``python -m ipykernel_launcher`` would be, and reports its exit status.
+Before each fork and after each kernel it kills every other process of its sandbox and empties
+``/tmp`` and ``/dev/shm``. It exits when the grader's end of ``LIFELINE_FD`` closes. Started by
+:class:`bertlab_grader.warm.pool.Zygote`; the standard library only, besides what it warms.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import socket
+import sys
+import time
+from pathlib import Path
+
+from bertlab_grader.kernel_limits import kill_all
+from bertlab_grader.warm.protocol import READY, receive, send
+
+#: What the zygote imports before it forks: what every course notebook's first cell imports,
+#: and the kernel itself. A module that fails to import is left out (the grader logs it).
+WARM_IMPORTS = (
+    "numpy", "torch", "transformers", "transformers.modeling_utils",
+    "transformers.models.auto.modeling_auto", "transformers.models.auto.tokenization_auto",
+    "transformers.models.bert.modeling_bert", "transformers.models.bert.tokenization_bert",
+    "ipykernel.kernelapp", "ipykernel.ipkernel",
+)
+
+
+def _from_outside(conn: socket.socket) -> bool:
+    """Whether the peer of ``conn`` is outside this PID namespace: the grader's stub is, and a
+    kernel in the sandbox is not (SO_PEERCRED reports a process of another namespace as PID 0)."""
+    import struct
+
+    pid, _, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    return pid == 0
+
+
+def _set_dumpable(flag: bool) -> None:
+    """prctl(PR_SET_DUMPABLE): a process that is not dumpable cannot be traced or have its memory
+    read by another process of the same user."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(4, int(flag), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _kill_others() -> None:
+    """Kill every process of this PID namespace but its init (PID 1) and the zygote, and wait."""
+    me = os.getpid()
+    for _ in range(200):
+        left = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit() and int(entry) not in (1, me):
+                try:
+                    state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+                except (OSError, IndexError):
+                    continue
+                if state != "Z":
+                    left.append(int(entry))
+        if not left:
+            return
+        kill_all(left)
+        time.sleep(0.02)
+
+
+def _kill_group(pid: int) -> None:
+    """SIGKILL a kernel's process group (its PID leads it); a group already gone is skipped."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def _empty(folder: str, keep: set[str]) -> None:
+    import shutil
+
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name in keep:
+            continue
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            pass
+
+
+def _clean(scratch: Path) -> None:
+    """Nothing of the last kernel is left for the next: no process, no file in /tmp or /dev/shm."""
+    _kill_others()
+    keep = {scratch.parts[2]} if scratch.parts[:2] == ("/", "tmp") and len(scratch.parts) > 2 else set()
+    _empty("/tmp", keep)
+    _empty("/dev/shm", set())
+
+
+def _child(request: dict, fds: list[int], close: list) -> None:
+    """In the forked child: become the kernel a fresh ``python -m ipykernel_launcher`` would be."""
+    import random
+    import runpy
+
+    os.setsid()  # its own process group, as jupyter_client starts a kernel: killpg reaches it all
+    for item in close:
+        item.close() if hasattr(item, "close") else os.close(item)
+    for number, fd in enumerate(fds[:3]):
+        os.dup2(fd, number)
+    for fd in fds:
+        if fd > 2:
+            os.close(fd)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _set_dumpable(True)
+    slot = Path(request["slot"])
+    connection = slot / "connection.json"
+    connection.write_text(json.dumps(request["connection"]))
+    argv = list(request["argv"])
+    argv[argv.index("-f") + 1] = str(connection)
+    env = {k: v for k, v in request["env"].items() if k != "JPY_PARENT_PID"}
+    env.update(MPLCONFIGDIR="/tmp/matplotlib", IPYTHONDIR="/tmp/ipython")
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(request["cwd"])
+    sys.path[0] = os.getcwd()  # where `python -m` puts it
+    random.seed()
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed()
+    sys.argv = ["ipykernel_launcher", *argv]
+    code = 0
+    try:
+        runpy.run_module("ipykernel_launcher", run_name="__main__", alter_sys=True)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:  # noqa: BLE001 - the kernel's own crash, reported as a fresh one would be
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    try:
+        import atexit
+
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code)
+
+
+def _serve_one(conn: socket.socket, listener: socket.socket, lifeline: int, scratch: Path) -> bool:
+    """Fork one kernel for the stub on ``conn`` and wait for it. False if the grader has gone."""
+    buffer = bytearray()
+    try:
+        # only the grader's stubs; a kernel in this sandbox asking for a kernel of its own is refused
+        request, fds = receive(conn, buffer, with_fds=True) if _from_outside(conn) else (None, [])
+    except (OSError, ValueError):
+        request, fds = None, []
+    if request is None or len(fds) != 3:
+        for fd in fds:
+            os.close(fd)
+        conn.close()
+        return True
+    _clean(scratch)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _child(request, fds, [conn, listener, lifeline])
+        finally:
+            os._exit(70)
+    for fd in fds:
+        os.close(fd)
+    gone = False
+    try:
+        send(conn, {"pid": pid})
+    except OSError:
+        _kill_group(pid)
+    pidfd = os.pidfd_open(pid)
+    watch = selectors.DefaultSelector()
+    watch.register(pidfd, selectors.EVENT_READ, "kernel")
+    watch.register(conn, selectors.EVENT_READ, "stub")
+    watch.register(lifeline, selectors.EVENT_READ, "grader")
+    status = None
+    while status is None:
+        for key, _ in watch.select():
+            if key.data == "kernel":
+                status = os.waitpid(pid, 0)[1]
+            elif key.data == "stub":
+                try:
+                    data = conn.recv(4096)
+                except OSError:
+                    data = b""
+                if not data:  # the stub is gone (killed): so is its kernel
+                    watch.unregister(conn)
+                    _kill_group(pid)
+            elif key.data == "grader" and not os.read(lifeline, 1):
+                gone = True
+                watch.unregister(lifeline)
+                _kill_group(pid)
+    watch.close()
+    os.close(pidfd)
+    _clean(scratch)
+    try:
+        send(conn, {"exit": os.waitstatus_to_exitcode(status)})
+    except OSError:
+        pass
+    conn.close()
+    return not gone
+
+
+def serve(control: str, lifeline: int) -> int:
+    """The zygote: import :data:`WARM_IMPORTS`, then fork a kernel for each stub that connects."""
+    import importlib
+
+    _set_dumpable(False)
+    failed = []
+    for name in WARM_IMPORTS:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # noqa: BLE001 - left out, and said
+            failed.append(f"{name}: {type(exc).__name__}: {exc}")
+    scratch = Path(control).parent
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(control)
+    listener.listen(8)
+    print(READY, json.dumps(failed), flush=True)
+    events = selectors.DefaultSelector()
+    events.register(listener, selectors.EVENT_READ, "stub")
+    events.register(lifeline, selectors.EVENT_READ, "grader")
+    while True:
+        for key, _ in events.select():
+            if key.data == "grader":
+                if not os.read(lifeline, 1):
+                    return 0
+            else:
+                conn, _ = listener.accept()
+                if not _serve_one(conn, listener, lifeline, scratch):
+                    return 0
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print("usage: python -m bertlab_grader.warm.zygote CONTROL_SOCKET LIFELINE_FD", file=sys.stderr)
+        return 2
+    return serve(argv[0], int(argv[1]))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
