@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from bertlab_grader import layout
-from bertlab_grader.grading import nbgrader_api
+from bertlab_grader.nbgrader_course import nbgrader_api
 
 
 class Refused(Exception):
@@ -54,10 +54,8 @@ def _released(course: Path, assignment: str) -> None:
 
 
 def release(args) -> int:
-    from bertlab_grader.grading import assignments
-
     api = nbgrader_api(args.course)
-    known = assignments(args.course)
+    known = layout.assignments(args.course)
     for assignment in args.assignment or known:
         if assignment not in known:
             raise Refused(f"no assignment {assignment!r} in {args.course / layout.SOURCE}: one of {', '.join(known)}")

@@ -22,7 +22,8 @@ import shutil
 import zipfile
 from pathlib import Path
 
-from bertlab_grader import grading, layout
+from bertlab_grader import layout
+from bertlab_grader.nbgrader_course import nbgrader
 
 #: Canvas: ``lovelaceada_12345_67890_ps00-tokens.ipynb``; ``_late_`` after the login if late, and
 #: ``-1``, ``-2``, ... before ``.ipynb`` for a resubmission.
@@ -56,7 +57,7 @@ def _from_zip(course: Path, assignment: str, source: Path, regexp: str) -> list[
     shutil.copy(source, archive / source.name)
     before = {p.parent.parent.name: p.stat().st_mtime_ns
               for p in (course / layout.SUBMITTED).glob(f"*/{assignment}/*.ipynb")}
-    grading.nbgrader(course, "zip_collect", assignment, "--force", "--strict",
+    nbgrader(course, "zip_collect", assignment, "--force", "--strict",
                      f"--ZipCollectApp.downloaded_directory={layout.DOWNLOADED}",
                      f"--FileNameCollectorPlugin.named_regexp={regexp}")
     after = {p.parent.parent.name: p.stat().st_mtime_ns

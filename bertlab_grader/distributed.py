@@ -46,8 +46,9 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from bertlab_grader import grading, layout
+from bertlab_grader import layout
 from bertlab_grader.grade_one import checked
+from bertlab_grader.nbgrader_course import gradebook_snapshot
 from bertlab_grader.parallel import Outcome, settle, submission_hash, to_grade
 
 #: Seconds a task's grading child may run before it is killed (a notebook's own wall clock is 600 s).
@@ -79,7 +80,7 @@ def course_bundle(course: Path, assignment: str) -> bytes:
         tar.add(course / "nbgrader_config.py", "nbgrader_config.py")
         tar.add(course / "autograder" / "nbgrader_config.py", "autograder/nbgrader_config.py")
         tar.add(course / layout.SOURCE / assignment, f"{layout.SOURCE}/{assignment}")
-        tar.add(grading.gradebook_snapshot(course, assignment, Path(scratch)), layout.GRADEBOOK)
+        tar.add(gradebook_snapshot(course, assignment, Path(scratch)), layout.GRADEBOOK)
     return buffer.getvalue()
 
 

@@ -45,7 +45,7 @@ def read_submission(url: str, assignment: str, student: str) -> tuple[str | None
 
 def grade(course: Path, assignment: str, student: str) -> dict:
     """Grade one student in ``course`` (a scratch course); return the record."""
-    from bertlab_grader.grading import nbgrader_api
+    from bertlab_grader.nbgrader_course import nbgrader_api
 
     course = Path(course).resolve()
     if not (course / layout.GRADEBOOK).is_file():

@@ -3,7 +3,7 @@
 nbgrader's ``CourseDirectory`` (``autograder/nbgrader_config.py``), the course grader
 (``python -m bertlab_grader``), the sandbox (what a kernel must not see) and the tests all read
 these names from here, so a folder is renamed in one place. Paths are relative to the course
-root, which is the repository root (or a scratch copy of it in the tests).
+root: the folder holding ``nbgrader_config.py`` (a course's repository, or a scratch copy of it).
 
     solutions/<assignment>/                        source: reference solutions + hidden tests
     exercises/<assignment>/                        release: what students get (generated, committed)
@@ -65,6 +65,11 @@ def using_gradebook(url: str | None):
 def sqlite_file(url: str) -> Path | None:
     """The file behind a ``sqlite:///`` URL, or None for a database server."""
     return Path(url[len("sqlite:///"):]) if url.startswith("sqlite:///") else None
+
+
+def assignments(root: Path | str) -> list[str]:
+    """The ids of the course's assignments: the folders in ``solutions/``."""
+    return sorted(p.name for p in (Path(root) / SOURCE).iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
 
 
 def submission(root: Path | str, student: str, assignment: str) -> Path:

@@ -32,7 +32,8 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from bertlab_grader import grading, layout
+from bertlab_grader import layout
+from bertlab_grader.nbgrader_course import gradebook_snapshot, nbgrader_api, nbgrader_env, scratch_copy
 from bertlab_grader.grade_one import read_submission
 
 STATE_FILE = ".bertlab-graded.json"
@@ -67,17 +68,18 @@ def db_url(course: Path) -> str:
 
 # --- in a worker process -------------------------------------------------------------------
 
-def _start_worker(repo: str, gradebook_snapshot: str, env: dict) -> None:
+def _start_worker(source: str, snapshot: str, env: dict) -> None:
     """Make this worker's scratch course and its NbGraderAPI (once per process). Its gradebook is
-    a copy of the release's (:func:`bertlab_grader.grading.gradebook_snapshot`)."""
+    a copy of the release's, ``snapshot`` (:func:`bertlab_grader.nbgrader_course.gradebook_snapshot`);
+    its config and sources are the course's at ``source``."""
     from multiprocessing.util import Finalize
 
     os.environ.update(env)
-    course = grading.make_course(Path(tempfile.mkdtemp(prefix="bertlab-grader-")), repo=Path(repo))
+    course = scratch_copy(Path(source), Path(tempfile.mkdtemp(prefix="bertlab-grader-")))
     Finalize(None, shutil.rmtree, args=(course,), kwargs={"ignore_errors": True}, exitpriority=10)
     os.environ[layout.GRADEBOOK_ENV] = "sqlite:///" + str(course / layout.GRADEBOOK)  # its own, never the course's
-    shutil.copy(gradebook_snapshot, course / layout.GRADEBOOK)
-    _worker.update(course=course, api=grading.nbgrader_api(course))
+    shutil.copy(snapshot, course / layout.GRADEBOOK)
+    _worker.update(course=course, api=nbgrader_api(course))
 
 
 def _grade(assignment: str, student: str, submitted: str) -> Outcome:
@@ -176,11 +178,11 @@ def autograde(course: Path, assignment: str, workers: int | None = None, student
     if not todo:
         return []
     workers = max(1, min(workers or os.cpu_count() or 1, len(todo)))
-    env = {**grading._env(), "OMP_NUM_THREADS": "1"}
+    env = {**nbgrader_env(), "OMP_NUM_THREADS": "1"}
     outcomes = []
     with tempfile.TemporaryDirectory() as scratch:
         snapshot = str(Path(scratch) / "gradebook.db")  # after the release: the cells and hidden tests
-        shutil.copy(grading.gradebook_snapshot(course, assignment, Path(scratch)), snapshot)
+        shutil.copy(gradebook_snapshot(course, assignment, Path(scratch)), snapshot)
         context = multiprocessing.get_context("spawn")  # a fresh interpreter: no inherited kernels or threads
         with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
                                  initargs=(str(course), snapshot, env)) as pool, \

@@ -34,10 +34,10 @@ import nbformat
 from nbclient import NotebookClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bertlab_grader import grading  # noqa: E402
+import course_fixture  # noqa: E402
 from tests.test_site import toc_files  # noqa: E402
 
-REPO = grading.REPO
+REPO = course_fixture.REPO
 BUDGET = {"cached_rebuild_s": 20, "page_s": 90, "page_rss_gb": 2.0, "autograde_s": 30,
           "load_forward_s": 3.0, "load_rss_gb": 1.0,
           # Chapter 5 fine-tunes during the build (issue 13): its pages get more, the chapter 8 min
@@ -100,21 +100,21 @@ def run_page(file: str) -> tuple[float, float]:
 
 def autograde_seconds(assignment: str, copies: int = 3) -> float:
     with tempfile.TemporaryDirectory() as scratch:
-        course = grading.make_course(Path(scratch))
-        grading.release(course, assignment)
-        solution = grading.solution_notebook(assignment)
+        course = course_fixture.make_course(Path(scratch))
+        course_fixture.release(course, assignment)
+        solution = course_fixture.solution_notebook(assignment)
         for i in range(copies):
-            grading.submit(course, assignment, f"student{i}", solution)
+            course_fixture.submit(course, assignment, f"student{i}", solution)
         start = time.perf_counter()
-        grading.autograde(course, assignment)
+        course_fixture.autograde(course, assignment)
         return (time.perf_counter() - start) / copies
 
 
 def grading_batch(course: Path, assignment: str, n: int = 20) -> dict[str, str]:
     """``n`` submissions: honest (the solution), wrong (the released stub) and hostile (a kernel
     that kills itself, a rigged kernel, a file that is not a notebook). Returns student -> kind."""
-    solution = grading.solution_notebook(assignment)
-    stub = nbformat.read(grading.release(course, assignment), as_version=4)
+    solution = course_fixture.solution_notebook(assignment)
+    stub = nbformat.read(course_fixture.release(course, assignment), as_version=4)
     killer, rigged = nbformat.from_dict(solution), nbformat.from_dict(solution)
     killer.cells.insert(len(killer.cells) // 2, nbformat.v4.new_code_cell("import os; os._exit(1)"))
     rigged.cells.insert(1, nbformat.v4.new_code_cell(
@@ -123,7 +123,7 @@ def grading_batch(course: Path, assignment: str, n: int = 20) -> dict[str, str]:
     for i in range(n):
         kind = ["honest", "honest", "wrong", "honest", "wrong", "killer", "honest", "rigged", "honest", "not-a-notebook"][i % 10]
         student = f"s{i:02d}-{kind}"
-        path = grading.submit(course, assignment, student, {"honest": solution, "wrong": stub, "killer": killer,
+        path = course_fixture.submit(course, assignment, student, {"honest": solution, "wrong": stub, "killer": killer,
                                                             "rigged": rigged, "not-a-notebook": solution}[kind])
         if kind == "not-a-notebook":
             path.write_text("not a notebook")
@@ -147,33 +147,34 @@ def parallel_grading(assignment: str = "ps00-tokens", n: int = 20, workers: int 
     scores. Also plain ``nbgrader autograde`` with the course's warm kernels: what parallelism
     alone adds."""
     from bertlab_grader import parallel
+    from bertlab_grader.nbgrader_course import nbgrader_env
     from bertlab_grader.warm import pool
 
     def plain_nbgrader(course: Path, warm: bool) -> float:
         start = time.perf_counter()
         subprocess.run([str(Path(sys.executable).parent / "nbgrader"), "autograde", assignment, "--create", "--force"],
-                       cwd=course, env={**grading._env(), pool.ENV_VAR: "on" if warm else "off"},
+                       cwd=course, env={**nbgrader_env(), pool.ENV_VAR: "on" if warm else "off"},
                        capture_output=True, text=True)
         return time.perf_counter() - start
 
     with tempfile.TemporaryDirectory() as scratch:
-        plain = grading.make_course(Path(scratch) / "plain")
+        plain = course_fixture.make_course(Path(scratch) / "plain")
         kinds = grading_batch(plain, assignment, n)
         plain_s = plain_nbgrader(plain, warm=False)
-        plain_warm = grading.make_course(Path(scratch) / "plain-warm")
+        plain_warm = course_fixture.make_course(Path(scratch) / "plain-warm")
         grading_batch(plain_warm, assignment, n)
         plain_warm_s = plain_nbgrader(plain_warm, warm=True)
-        ours = grading.make_course(Path(scratch) / "ours")
+        ours = course_fixture.make_course(Path(scratch) / "ours")
         grading_batch(ours, assignment, n)
         start = time.perf_counter()
         parallel.autograde(ours, assignment, workers=workers, progress=False)
         ours_s = time.perf_counter() - start
         graded = [s for s, k in kinds.items() if k != "not-a-notebook"]
-        same = all(grading.scores(plain, assignment, s) == grading.scores(ours, assignment, s)
-                   == grading.scores(plain_warm, assignment, s) for s in graded)
+        same = all(course_fixture.scores(plain, assignment, s) == course_fixture.scores(ours, assignment, s)
+                   == course_fixture.scores(plain_warm, assignment, s) for s in graded)
         honest = next(s for s, k in kinds.items() if k == "honest")
-        own = execution_seconds(grading.solution_notebook(assignment), Path(scratch))
-        stub_own = execution_seconds(nbformat.read(ours / "exercises" / assignment / f"{grading.notebook_name(assignment)}.ipynb",
+        own = execution_seconds(course_fixture.solution_notebook(assignment), Path(scratch))
+        stub_own = execution_seconds(nbformat.read(ours / "exercises" / assignment / f"{course_fixture.notebook_name(assignment)}.ipynb",
                                                    as_version=4), Path(scratch))
     own_total = sum(own if kinds[s] in ("honest", "killer", "rigged") else stub_own for s in graded)
     plain_over = (plain_s - own_total) / n
@@ -201,10 +202,10 @@ def cluster_grading(assignment: str = "ps00-tokens", n: int = 8) -> list[str]:
     rates = {}
     with tempfile.TemporaryDirectory() as scratch:
         for workers in (1, 2):
-            course = grading.make_course(Path(scratch) / f"cluster{workers}")
-            grading.release(course, assignment)
+            course = course_fixture.make_course(Path(scratch) / f"cluster{workers}")
+            course_fixture.release(course, assignment)
             for i in range(n):
-                grading.submit(course, assignment, f"s{i:02d}", grading.solution_notebook(assignment))
+                course_fixture.submit(course, assignment, f"s{i:02d}", course_fixture.solution_notebook(assignment))
             with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
                     Client(cluster) as client:
                 start = time.perf_counter()
@@ -358,7 +359,7 @@ def pages_and_grading(failures: list[str]) -> int:
         failures.append("fine-tuning chapter")
 
     print(f"\n{'assignment':<40} {'autograde s/submission':>22}")
-    for assignment in grading.assignments():
+    for assignment in course_fixture.assignments():
         seconds = autograde_seconds(assignment)
         flag = "" if seconds <= BUDGET["autograde_s"] else "  OVER BUDGET"
         print(f"{assignment:<40} {seconds:22.1f}{flag}")

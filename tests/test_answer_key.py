@@ -20,15 +20,15 @@ from pathlib import Path
 import pytest
 import variant_runner
 
-from bertlab_grader import grading
+import course_fixture
 
-REPO = grading.REPO
+REPO = course_fixture.REPO
 
 
 def graded_functions() -> dict[str, tuple[str, tuple[str, ...]]]:
     """name -> (assignment, positional parameter names) of every function a solution cell defines."""
     found = {}
-    for assignment in grading.assignments():
+    for assignment in course_fixture.assignments():
         for cell in variant_runner.cells(assignment):
             if cell["kind"] == "solution":
                 for node in ast.parse(cell["source"]).body:

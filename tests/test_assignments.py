@@ -42,10 +42,10 @@ import hostile_tricks as tricks
 import nbformat
 import pytest
 
-from bertlab_grader import grading
+import course_fixture
 
-REPO = grading.REPO
-ASSIGNMENTS = grading.assignments()
+REPO = course_fixture.REPO
+ASSIGNMENTS = course_fixture.assignments()
 MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION", "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
 
 pytestmark = pytest.mark.slow
@@ -122,7 +122,7 @@ def hostile_submissions(solution) -> tuple[dict, set]:
     dies = tricks.insert_after(solution, first - 1, tricks.NETWORK, tricks.flood(200_000_000), tricks.ENDLESS_LOOP)
     dies = tricks.insert_after(dies, first + 3, tricks.SELF_KILL)
     every_function = {**LIARS, "hostile-prints-calling-cell": PRINTS_CALLER}
-    liars = {student: grading.replace_solutions(solution, {
+    liars = {student: course_fixture.replace_solutions(solution, {
         grade_id: "\n".join(template.format(name=name) for name in names)
         for grade_id, names in graded_functions(solution).items()}) for student, template in every_function.items()}
     # bombs after the last cell: the caps stop them on every assignment, at no cost in cells
@@ -137,7 +137,7 @@ def hostile_submissions(solution) -> tuple[dict, set]:
 
 def autograded_outputs(course: Path, assignment: str, student: str) -> str:
     """Every error (its name and message) and printed line of a student's autograded notebook."""
-    path = course / "autograder" / "autograded" / student / assignment / f"{grading.notebook_name(assignment)}.ipynb"
+    path = course / "autograder" / "autograded" / student / assignment / f"{course_fixture.notebook_name(assignment)}.ipynb"
     texts = []
     for cell in nbformat.read(path, as_version=4).cells:
         for out in cell.get("outputs", []):
@@ -148,11 +148,11 @@ def autograded_outputs(course: Path, assignment: str, student: str) -> str:
 def validate(course: Path, assignment: str) -> dict[str, str]:
     """``nbgrader validate`` as a student runs it: its report on the released stub (``--invert``)
     and on the reference solution."""
-    name = grading.notebook_name(assignment)
+    name = course_fixture.notebook_name(assignment)
     stub = course / "exercises" / assignment / f"{name}.ipynb"
     solution = course / "solutions" / assignment / f"{name}.ipynb"
-    return {"stub": grading.nbgrader(course, "validate", str(stub), "--invert").stdout,
-            "solution": grading.nbgrader(course, "validate", str(solution)).stdout}
+    return {"stub": course_fixture.nbgrader(course, "validate", str(stub), "--invert").stdout,
+            "solution": course_fixture.nbgrader(course, "validate", str(solution)).stdout}
 
 
 VALIDATED: dict[Path, Future] = {}  # course -> validate()'s reports, run beside the autograde
@@ -166,9 +166,9 @@ def graded(request, tmp_path_factory):
     feedback, export; and validate the stub and the solution meanwhile (a plain kernel each; the autograde's kernels
     often wait, and the two cores have time to spare)."""
     assignment = request.param
-    course = grading.make_course(tmp_path_factory.mktemp(assignment))
+    course = course_fixture.make_course(tmp_path_factory.mktemp(assignment))
     tricks.short_time_limits(course)  # for the cells of the time-limit cases only
-    released = nbformat.read(grading.release(course, assignment), as_version=4)
+    released = nbformat.read(course_fixture.release(course, assignment), as_version=4)
     with ThreadPoolExecutor(1) as beside:
         VALIDATED[course] = beside.submit(validate, course, assignment)
         hostile = _grade_everyone(course, assignment, released)
@@ -178,15 +178,15 @@ def graded(request, tmp_path_factory):
 def _grade_everyone(course: Path, assignment: str, released) -> dict:
     """Submit the stub, the solution and the hostile submissions; autograde them in one
     ``nbgrader autograde``; feedback for each; export every grade. Returns the hostile ones."""
-    grading.submit(course, assignment, "stub", released)
-    solution = grading.solution_notebook(assignment)
-    grading.submit(course, assignment, "solution", solution)
+    course_fixture.submit(course, assignment, "stub", released)
+    solution = course_fixture.solution_notebook(assignment)
+    course_fixture.submit(course, assignment, "solution", solution)
     hostile, kept = hostile_submissions(solution)
     for student, notebook in hostile.items():
-        grading.submit(course, assignment, student, notebook)
-    grading.autograde(course, assignment)
-    grading.feedback(course, assignment)
-    grading.export_grades(course)
+        course_fixture.submit(course, assignment, student, notebook)
+    course_fixture.autograde(course, assignment)
+    course_fixture.feedback(course, assignment)
+    course_fixture.export_grades(course)
     return {"students": set(hostile), "kept": kept}
 
 
@@ -196,7 +196,7 @@ def total(cells: dict) -> tuple[float, float]:
 
 def test_stub_scores_zero(graded):
     assignment, course, _, _ = graded
-    score, max_score = total(grading.scores(course, assignment, "stub"))
+    score, max_score = total(course_fixture.scores(course, assignment, "stub"))
     assert max_score > 0
     assert score == 0, f"{assignment}: the released stub scores {score}/{max_score}"
 
@@ -209,7 +209,7 @@ def test_stub_fails_validate(graded):
 
 def test_solution_scores_full_marks(graded):
     assignment, course, _, _ = graded
-    cells = grading.scores(course, assignment, "solution")
+    cells = course_fixture.scores(course, assignment, "solution")
     failed = {k: c.score for k, c in cells.items() if c.score != c.max_score}
     assert not failed, f"{assignment}: reference solution lost points in {failed}"
 
@@ -222,11 +222,11 @@ def test_solution_passes_validate(graded):
 
 def test_hostile_submissions_score_what_their_honest_content_deserves(graded):
     assignment, course, _, hostile = graded
-    rigged = grading.scores(course, assignment, "hostile-rigged-kernel")
+    rigged = course_fixture.scores(course, assignment, "hostile-rigged-kernel")
     assert total(rigged)[0] == 0, f"{assignment}: a rigged kernel earned {total(rigged)}"
     assert "this test does not count" in autograded_outputs(course, assignment, "hostile-rigged-kernel")
     kept = hostile["kept"]
-    dies = grading.scores(course, assignment, "hostile-dies-after-first-test")
+    dies = course_fixture.scores(course, assignment, "hostile-dies-after-first-test")
     scored = {k for k, c in dies.items() if c.score}
     assert scored == kept and all(dies[k].score == dies[k].max_score for k in kept), (
         f"{assignment}: a kernel that died after the first test kept {scored}, not {kept}")
@@ -236,20 +236,20 @@ def test_hostile_submissions_score_what_their_honest_content_deserves(graded):
     if tricks.sandboxed():
         assert said.count("no network:") == 3 and "reached" not in said, said[:1500]
     for liar in LIARS:
-        cells = grading.scores(course, assignment, liar)
+        cells = course_fixture.scores(course, assignment, liar)
         fooled = {k: c.score for k, c in cells.items() if c.score}
         assert not fooled, (f"{assignment}: {liar} (every function returns an object that claims to equal "
                             f"anything) earned points in {fooled}: compare plain values in those tests")
-        assert set(cells) == set(grading.scores(course, assignment, "solution")), f"{liar}: {set(cells)}"
-    points = {k: c.max_score for k, c in grading.scores(course, assignment, "hostile-always-equal").items()}
-    assert points == {k: c.max_score for k, c in grading.scores(course, assignment, "solution").items()}, (
+        assert set(cells) == set(course_fixture.scores(course, assignment, "solution")), f"{liar}: {set(cells)}"
+    points = {k: c.max_score for k, c in course_fixture.scores(course, assignment, "hostile-always-equal").items()}
+    assert points == {k: c.max_score for k, c in course_fixture.scores(course, assignment, "solution").items()}, (
         "edited tests' points reached the gradebook")
     assert tricks.MEMORY_CAP_SAID in autograded_outputs(course, assignment, "hostile-always-equal")
     assert tricks.IGNORED_INTERRUPT_SAID in autograded_outputs(course, assignment, "hostile-lying-tensor")
     printer = "hostile-prints-calling-cell"
-    assert total(grading.scores(course, assignment, printer))[0] == 0
+    assert total(course_fixture.scores(course, assignment, printer))[0] == 0
     assert tricks.PROCESS_CAP_SAID in autograded_outputs(course, assignment, printer)
-    hidden = grading.marked_pairs(grading.solution_notebook(assignment), "HIDDEN TESTS")
+    hidden = course_fixture.marked_pairs(course_fixture.solution_notebook(assignment), "HIDDEN TESTS")
     printed = "\n".join(line.strip() for line in autograded_outputs(course, assignment, printer).splitlines())
     assert any(pair in printed for pair in hidden), f"{assignment}: {printer} printed no hidden test (the trick did not run)"
     # test_feedback_hides_hidden_tests reads its feedback too
@@ -257,11 +257,11 @@ def test_hostile_submissions_score_what_their_honest_content_deserves(graded):
 
 def test_feedback_hides_hidden_tests(graded):
     assignment, course, _, _ = graded
-    hidden = grading.marked_pairs(grading.solution_notebook(assignment), "HIDDEN TESTS")
+    hidden = course_fixture.marked_pairs(course_fixture.solution_notebook(assignment), "HIDDEN TESTS")
     pages = list((course / "autograder" / "feedback").glob(f"*/{assignment}/*.html"))
     assert pages, "no feedback was generated"
     for page in pages:
-        text = grading.readable(page)
+        text = course_fixture.readable(page)
         leaked = [pair for pair in hidden if pair in text]
         assert not leaked, f"{page.parent.parent.name}'s feedback shows hidden tests: {leaked[:3]}"
         assert "BEGIN HIDDEN TESTS" not in text
@@ -282,7 +282,7 @@ def test_exercises_are_generated_from_solutions(graded):
     """`make exercises` would change nothing: the committed release is what nbgrader generated
     from solutions/ for this round trip."""
     assignment, course, _, _ = graded
-    fresh = course / "exercises" / assignment / f"{grading.notebook_name(assignment)}.ipynb"
+    fresh = course / "exercises" / assignment / f"{course_fixture.notebook_name(assignment)}.ipynb"
     committed = REPO / "exercises" / assignment / fresh.name
     assert committed.exists(), f"exercises/{assignment} is missing: run `make exercises`"
     assert json.loads(committed.read_text()) == json.loads(fresh.read_text()), (
@@ -292,8 +292,8 @@ def test_exercises_are_generated_from_solutions(graded):
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_exercises_hold_no_solution_or_hidden_test(assignment):
-    solution = grading.solution_notebook(assignment)
-    secret = grading.marked_pairs(solution, "HIDDEN TESTS") + grading.marked_pairs(solution, "SOLUTION")
+    solution = course_fixture.solution_notebook(assignment)
+    secret = course_fixture.marked_pairs(solution, "HIDDEN TESTS") + course_fixture.marked_pairs(solution, "SOLUTION")
     for path in (REPO / "exercises" / assignment).rglob("*"):
         if path.is_file():
             text = path.read_text(errors="replace")

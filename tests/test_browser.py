@@ -27,9 +27,9 @@ import pytest
 import yaml
 
 import browser
-from bertlab_grader import grading
+import course_fixture
 
-REPO = grading.REPO
+REPO = course_fixture.REPO
 SITE = Path(os.environ.get("BERTLAB_SITE", REPO / "_build" / "html")).resolve()
 SCREENSHOTS = SITE.parent / "screenshots"
 pytestmark = pytest.mark.site
@@ -196,9 +196,9 @@ def test_nothing_secret_is_reachable_by_following_links(base, reports):
     """Crawl everything linked from the toc pages (sources, downloads, scripts, ...): no line pair
     of a hidden test or reference solution, and no link that leads nowhere."""
     secrets = []
-    for assignment in grading.assignments():
-        solution = grading.solution_notebook(assignment)
-        secrets += grading.marked_pairs(solution, "HIDDEN TESTS") + grading.marked_pairs(solution, "SOLUTION")
+    for assignment in course_fixture.assignments():
+        solution = course_fixture.solution_notebook(assignment)
+        secrets += course_fixture.marked_pairs(solution, "HIDDEN TESTS") + course_fixture.marked_pairs(solution, "SOLUTION")
     assert secrets
     queue = [urljoin(base, path) for path in reports] + [link for r in reports.values() for link in r.links]
     seen, broken, leaks = set(), [], []

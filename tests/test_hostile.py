@@ -42,7 +42,7 @@ import pytest
 from hostile_tricks import (ENDLESS_LOOP, IGNORES_INTERRUPT, MEMORY_BOMB, NETWORK, PROCESS_BOMB, SELF_KILL,
                             copy_test_cell, edit_tests, flood, is_test, own_graded_cell, sandboxed)
 
-from bertlab_grader import grading
+import course_fixture
 from bertlab_grader.feedback_redaction import spellings
 
 pytestmark = pytest.mark.slow
@@ -199,14 +199,14 @@ def with_cell(notebook, source: str, after: str = "setup"):
 
 
 def submissions(released, solution) -> dict:
-    wrong = grading.replace_solutions(released, WRONG)
+    wrong = course_fixture.replace_solutions(released, WRONG)
     rigs = {**RIG, **(SANDBOXED_RIG if sandboxed() else {})}
     found = {f"rig-{name}": with_cell(wrong, code) for name, code in rigs.items()}
     if "rig-the-next-kernel" in found:  # graded right after it (nbgrader goes in order of student id)
         found["rig-the-next-kernel-victim"] = wrong
 
     # The student function itself prints the hidden test cell that calls it.
-    found["print-calling-cell"] = grading.replace_solutions(released, {
+    found["print-calling-cell"] = course_fixture.replace_solutions(released, {
         **WRONG,
         "impl_pieces_per_word": "def pieces_per_word(word_ids):\n    print(get_ipython().user_ns['In'][-1])\n    return [1]\n",
     })
@@ -216,7 +216,7 @@ def submissions(released, solution) -> dict:
     # there. Its tests pass, and score 0 all the same (the guard's answer_key_packages).
     reference = next(c.source for c in solution.cells
                      if c.metadata.get("nbgrader", {}).get("grade_id") == "impl_pieces_per_word")
-    found["answer-key-import"] = grading.replace_solutions(released, {
+    found["answer-key-import"] = course_fixture.replace_solutions(released, {
         **WRONG,
         "impl_pieces_per_word": f"import bertlab\nexec({reference!r}, vars(bertlab))\nfrom bertlab import pieces_per_word\n",
     })
@@ -253,11 +253,11 @@ def course_files(course: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
-    course = grading.make_course(tmp_path_factory.mktemp("hostile"))
-    released = nbformat.read(grading.release(course, ASSIGNMENT), as_version=4)
+    course = course_fixture.make_course(tmp_path_factory.mktemp("hostile"))
+    released = nbformat.read(course_fixture.release(course, ASSIGNMENT), as_version=4)
     names = []
-    for student, notebook in submissions(released, grading.solution_notebook(ASSIGNMENT)).items():
-        grading.submit(course, ASSIGNMENT, student, notebook)
+    for student, notebook in submissions(released, course_fixture.solution_notebook(ASSIGNMENT)).items():
+        course_fixture.submit(course, ASSIGNMENT, student, notebook)
         names.append(student)
     broken = course / "autograder" / "submitted" / "not-a-notebook" / ASSIGNMENT
     broken.mkdir(parents=True)
@@ -267,10 +267,10 @@ def course(tmp_path_factory):
     # nbgrader grades everyone it can and exits 1 naming the submissions it could not run.
     files = course_files(course)
     with pytest.raises(RuntimeError) as failed:
-        grading.autograde(course, ASSIGNMENT)
+        course_fixture.autograde(course, ASSIGNMENT)
     unrunnable = set(re.findall(r"for student '([^']+)'", str(failed.value)))
     changed = course_files(course) != files
-    grading.feedback(course, ASSIGNMENT)
+    course_fixture.feedback(course, ASSIGNMENT)
     return course, names, unrunnable, changed
 
 
@@ -292,7 +292,7 @@ def test_only_broken_notebooks_stop_the_grader(course):
 
 def test_a_kernel_that_dies_costs_only_the_cells_after(course):
     path, _, _, _ = course
-    cells = grading.scores(path, ASSIGNMENT, "honest-then-dies")
+    cells = course_fixture.scores(path, ASSIGNMENT, "honest-then-dies")
     kept = {k: c.score for k, c in cells.items() if c.score}
     assert kept == {"test_pad_batch": cells["test_pad_batch"].max_score,
                     "test_pad_batch_hidden": cells["test_pad_batch_hidden"].max_score}, cells
@@ -305,7 +305,7 @@ def test_a_kernel_that_dies_costs_only_the_cells_after(course):
 def test_a_kernel_over_its_cap_is_stopped_and_costs_only_the_cells_after(course, student, cap):
     path, _, unrunnable, _ = course
     assert student not in unrunnable
-    cells = grading.scores(path, ASSIGNMENT, student)
+    cells = course_fixture.scores(path, ASSIGNMENT, student)
     kept = {k for k, c in cells.items() if c.score}
     assert kept == {"test_pad_batch", "test_pad_batch_hidden"}, cells
     html = (path / "autograder" / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
@@ -337,7 +337,7 @@ def test_output_is_capped_in_bytes(course):
 @pytest.mark.parametrize("student", ["honest", "honest-extras", "honest-floods-output", "honest-copied-a-test-cell"])
 def test_honest_work_keeps_full_marks(course, student):
     path, _, _, _ = course
-    cells = grading.scores(path, ASSIGNMENT, student)
+    cells = course_fixture.scores(path, ASSIGNMENT, student)
     assert sum(c.score for c in cells.values()) == sum(c.max_score for c in cells.values()) > 0, cells
 
 
@@ -347,7 +347,7 @@ def test_hostile_submissions_score_zero(course):
     for student in names:
         if student.startswith("honest"):
             continue
-        cells = grading.scores(path, ASSIGNMENT, student)
+        cells = course_fixture.scores(path, ASSIGNMENT, student)
         assert set(cells) >= {"test_pad_batch", "test_pad_batch_hidden"}, f"{student}: grades missing"
         assert sum(c.max_score for c in cells.values()) == 9, f"{student}: points changed {cells}"
         if any(c.score for c in cells.values()):
@@ -382,12 +382,12 @@ def test_rigged_kernel_is_named_in_the_feedback(course):
 
 def test_feedback_quotes_no_hidden_test(course):
     path, _, _, _ = course
-    solution = grading.solution_notebook(ASSIGNMENT)
-    pairs = grading.marked_pairs(solution, "HIDDEN TESTS")
-    long_lines = [line for line in grading.marked_lines(solution, "HIDDEN TESTS") if len(line) >= 30]
+    solution = course_fixture.solution_notebook(ASSIGNMENT)
+    pairs = course_fixture.marked_pairs(solution, "HIDDEN TESTS")
+    long_lines = [line for line in course_fixture.marked_lines(solution, "HIDDEN TESTS") if len(line) >= 30]
     assert pairs and long_lines
     for student in ("rig-print-solution-file", "print-calling-cell", "honest"):
-        text = grading.readable(path / "autograder" / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html")
+        text = course_fixture.readable(path / "autograder" / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html")
         readings = spellings(text)  # the notebook file prints its lines as JSON strings
         leaked = [s for s in pairs + long_lines if any(s in r for r in readings)]
         assert not leaked, f"{student}: feedback shows hidden-test lines {leaked[:3]}"
@@ -437,13 +437,13 @@ def resources(tmp_path_factory):
     short time limits."""
     from bertlab_grader import parallel
 
-    course = grading.make_course(tmp_path_factory.mktemp("resources"))
+    course = course_fixture.make_course(tmp_path_factory.mktemp("resources"))
     with (course / "autograder" / "nbgrader_config.py").open("a") as config:
         config.write(f"\nc.Execute.timeout = {CELL_TIMEOUT}\nc.GuardedExecute.notebook_timeout = {WALL_CLOCK}\n"
                      f"c.GuardedExecute.interrupt_grace = {INTERRUPT_GRACE}\n")
-    grading.release(course, ASSIGNMENT)
-    for student, notebook in resource_submissions(grading.solution_notebook(ASSIGNMENT)).items():
-        grading.submit(course, ASSIGNMENT, student, notebook)
+    course_fixture.release(course, ASSIGNMENT)
+    for student, notebook in resource_submissions(course_fixture.solution_notebook(ASSIGNMENT)).items():
+        course_fixture.submit(course, ASSIGNMENT, student, notebook)
     outcomes = {o.student: o for o in parallel.autograde(course, ASSIGNMENT, workers=3, progress=False)}
     return course, outcomes
 
@@ -455,7 +455,7 @@ def graded_outputs(course: Path, student: str) -> str:
 
 
 def full_marks(course: Path, student: str) -> bool:
-    cells = grading.scores(course, ASSIGNMENT, student)
+    cells = course_fixture.scores(course, ASSIGNMENT, student)
     return sum(c.score for c in cells.values()) == sum(c.max_score for c in cells.values()) > 0
 
 
@@ -464,7 +464,7 @@ def test_every_resource_case_is_graded_and_honest_work_keeps_its_marks(resources
     course, outcomes = resources
     assert all(o.success for o in outcomes.values()), {s: o.error[-300:] for s, o in outcomes.items() if not o.success}
     for student in ("honest", "honest-then-infinite-loop", "honest-prints-200-MB", "honest-tries-the-network"):
-        assert full_marks(course, student), (student, grading.scores(course, ASSIGNMENT, student))
+        assert full_marks(course, student), (student, course_fixture.scores(course, ASSIGNMENT, student))
 
 
 @pytest.mark.xdist_group("hostile-resources")  # its own worker: it waits on the clock
@@ -487,7 +487,7 @@ def test_a_kernel_that_will_not_stop_costs_only_the_cells_after(resources, stude
     from bertlab_grader import grade_report
 
     course, outcomes = resources
-    kept = {k for k, c in grading.scores(course, ASSIGNMENT, student).items() if c.score}
+    kept = {k for k, c in course_fixture.scores(course, ASSIGNMENT, student).items() if c.score}
     assert kept == {"test_pad_batch", "test_pad_batch_hidden"}, "the cells before keep their scores"
     assert why in graded_outputs(course, student)
     assert outcomes[student].seconds < WALL_CLOCK + 60, "not ten minutes"

@@ -9,7 +9,7 @@ import urllib.request
 
 import pytest
 
-from bertlab_grader import grading
+import course_fixture
 
 pytestmark = pytest.mark.slow
 
@@ -23,7 +23,7 @@ def free_port() -> int:
 def test_validate_button_works_on_the_released_stub():
     port, token = free_port(), "bertlab-test"
     flags = f"--no-browser --port={port} --ServerApp.token={token} --ServerApp.ip=127.0.0.1 --allow-root"
-    server = subprocess.Popen(["make", "-s", "lab", f"LAB_FLAGS={flags}"], cwd=grading.REPO,
+    server = subprocess.Popen(["make", "-s", "lab", f"LAB_FLAGS={flags}"], cwd=course_fixture.REPO,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -33,8 +33,8 @@ def test_validate_button_works_on_the_released_stub():
                 break
             except OSError:
                 time.sleep(0.5)
-        assignment = grading.assignments()[0]
-        path = f"exercises/{assignment}/{grading.notebook_name(assignment)}.ipynb"
+        assignment = course_fixture.assignments()[0]
+        path = f"exercises/{assignment}/{course_fixture.notebook_name(assignment)}.ipynb"
         request = urllib.request.Request(
             f"{base}/assignments/validate?token={token}",
             data=urllib.parse.urlencode({"path": path}).encode(), method="POST")

@@ -5,10 +5,10 @@ import re
 import pytest
 
 from bertlab import launch_links
-from bertlab_grader import grading
+import course_fixture
 from bertlab.models import public_path
 
-REPO = grading.REPO
+REPO = course_fixture.REPO
 
 
 def test_links_follow_the_one_setting(tmp_path):
@@ -35,7 +35,7 @@ def test_a_bad_repository_url_says_what_to_set(tmp_path):
 
 
 def test_every_exercise_has_links():
-    for assignment in grading.assignments():
+    for assignment in course_fixture.assignments():
         assert "colab" in launch_links.exercise_links(assignment).data.lower()
     with pytest.raises(FileNotFoundError, match="make exercises"):
         launch_links.exercise_links("ps99-nothing")

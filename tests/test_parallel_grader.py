@@ -19,7 +19,8 @@ import nbformat
 import pytest
 
 from bertlab_grader import __main__ as cli
-from bertlab_grader import distributed, grade_report, grading, layout, parallel
+import course_fixture
+from bertlab_grader import distributed, grade_report, layout, parallel
 from postgres import Server
 
 pytestmark = pytest.mark.slow
@@ -30,23 +31,23 @@ ASSIGNMENT = "ps00-tokens"  # the quickest to grade
 def submissions(course):
     """An honest student, one who handed in the stub, one who killed the kernel halfway, one
     whose file is not a notebook."""
-    solution = grading.solution_notebook(ASSIGNMENT)
-    released = nbformat.read(grading.release(course, ASSIGNMENT), as_version=4)
-    grading.submit(course, ASSIGNMENT, "ada", solution)
-    grading.submit(course, ASSIGNMENT, "cy", released)
+    solution = course_fixture.solution_notebook(ASSIGNMENT)
+    released = nbformat.read(course_fixture.release(course, ASSIGNMENT), as_version=4)
+    course_fixture.submit(course, ASSIGNMENT, "ada", solution)
+    course_fixture.submit(course, ASSIGNMENT, "cy", released)
     killer = nbformat.from_dict(solution)
     last = max(i for i, c in enumerate(killer.cells) if c.metadata.get("nbgrader", {}).get("grade")
                and c.metadata["nbgrader"]["grade_id"] == "test_pad_batch_hidden")
     killer.cells.insert(last + 1, nbformat.v4.new_code_cell("import os; os._exit(1)"))
-    grading.submit(course, ASSIGNMENT, "dee", killer)
-    grading.submit(course, ASSIGNMENT, "eve", solution).write_text("not a notebook")
+    course_fixture.submit(course, ASSIGNMENT, "dee", killer)
+    course_fixture.submit(course, ASSIGNMENT, "eve", solution).write_text("not a notebook")
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     """Four submissions graded by the parallel grader, two at a time. (``make bench`` grades 20
     with plain ``nbgrader autograde`` as well and checks the scores are identical.)"""
-    ours = grading.make_course(tmp_path_factory.mktemp("parallel"))
+    ours = course_fixture.make_course(tmp_path_factory.mktemp("parallel"))
     submissions(ours)
     outcomes = parallel.autograde(ours, ASSIGNMENT, workers=2, progress=False)
     return ours, {o.student: o for o in outcomes}
@@ -79,7 +80,7 @@ def on_cluster(tmp_path_factory, cluster, postgres):
     PostgreSQL gradebook (``autograde --scheduler``)."""
     _, client = cluster
     url = postgres.database()
-    remote = grading.make_course(tmp_path_factory.mktemp("remote"))
+    remote = course_fixture.make_course(tmp_path_factory.mktemp("remote"))
     with gradebook(url):
         submissions(remote)
         outcomes = {o.student: o for o in distributed.autograde(remote, ASSIGNMENT, client, progress=False)}
@@ -89,10 +90,10 @@ def on_cluster(tmp_path_factory, cluster, postgres):
 def test_each_submission_scores_what_its_content_deserves(graded):
     ours, outcomes = graded
     assert sorted(outcomes) == ["ada", "cy", "dee", "eve"]
-    full = grading.scores(ours, ASSIGNMENT, "ada")
+    full = course_fixture.scores(ours, ASSIGNMENT, "ada")
     assert all(s.score == s.max_score for s in full.values()) and len(full) >= 6
-    assert sum(s.score for s in grading.scores(ours, ASSIGNMENT, "cy").values()) == 0
-    dee = grading.scores(ours, ASSIGNMENT, "dee")
+    assert sum(s.score for s in course_fixture.scores(ours, ASSIGNMENT, "cy").values()) == 0
+    dee = course_fixture.scores(ours, ASSIGNMENT, "dee")
     kept = {k for k, s in dee.items() if s.score}
     assert kept == {"test_pad_batch", "test_pad_batch_hidden"}, "the cells before the kernel died keep their scores"
     assert not outcomes["eve"].success and outcomes["ada"].success
@@ -101,7 +102,7 @@ def test_each_submission_scores_what_its_content_deserves(graded):
 
 def scores(course, url, student):
     with gradebook(url):
-        return {k: (c.score, c.max_score) for k, c in grading.scores(course, ASSIGNMENT, student).items()}
+        return {k: (c.score, c.max_score) for k, c in course_fixture.scores(course, ASSIGNMENT, student).items()}
 
 
 def test_the_cluster_into_postgresql_grades_as_the_local_grader_into_sqlite(graded, on_cluster):
@@ -122,11 +123,11 @@ def test_the_cluster_into_postgresql_grades_as_the_local_grader_into_sqlite(grad
 
 def test_unchanged_submissions_are_not_graded_again_unless_forced(graded):
     ours, _ = graded
-    before = grading.scores(ours, ASSIGNMENT, "ada")
+    before = course_fixture.scores(ours, ASSIGNMENT, "ada")
     assert parallel.autograde(ours, ASSIGNMENT, workers=2, students=["ada", "cy"], progress=False) == []
     again = parallel.autograde(ours, ASSIGNMENT, workers=1, students=["ada"], force=True, progress=False)
     assert [o.student for o in again] == ["ada"] and again[0].success
-    assert grading.scores(ours, ASSIGNMENT, "ada") == before, "the same submission, the same grades"
+    assert course_fixture.scores(ours, ASSIGNMENT, "ada") == before, "the same submission, the same grades"
 
 
 def test_a_manual_score_survives_a_regrade(graded):
@@ -134,12 +135,12 @@ def test_a_manual_score_survives_a_regrade(graded):
 
     ours, _ = graded
     with Gradebook(parallel.db_url(ours)) as gradebook:
-        grade = gradebook.find_grade("test_pad_batch_hidden", grading.notebook_name(ASSIGNMENT), ASSIGNMENT, "cy")
+        grade = gradebook.find_grade("test_pad_batch_hidden", course_fixture.notebook_name(ASSIGNMENT), ASSIGNMENT, "cy")
         grade.manual_score = 1.0
         gradebook.db.commit()
     parallel.autograde(ours, ASSIGNMENT, workers=1, students=["cy"], force=True, progress=False)
     with Gradebook(parallel.db_url(ours)) as gradebook:
-        grade = gradebook.find_grade("test_pad_batch_hidden", grading.notebook_name(ASSIGNMENT), ASSIGNMENT, "cy")
+        grade = gradebook.find_grade("test_pad_batch_hidden", course_fixture.notebook_name(ASSIGNMENT), ASSIGNMENT, "cy")
         assert grade.manual_score == 1.0 and grade.auto_score == 0
 
 
@@ -164,11 +165,11 @@ def test_release_then_collect_a_canvas_zip_and_a_folder(tmp_path, capsys):
     resubmitted ones too) through nbgrader's zip_collect, and copies a folder of student folders."""
     import zipfile
 
-    course = grading.make_course(tmp_path / "course")
+    course = course_fixture.make_course(tmp_path / "course")
     assert cli.main(["autograde", ASSIGNMENT, "--course", str(course)]) == 2
     assert "release it first" in capsys.readouterr().err
     assert cli.main(["release", ASSIGNMENT, "--course", str(course)]) == 0
-    notebook = nbformat.writes(grading.solution_notebook(ASSIGNMENT))
+    notebook = nbformat.writes(course_fixture.solution_notebook(ASSIGNMENT))
     archive = tmp_path / "submissions.zip"
     with zipfile.ZipFile(archive, "w") as z:
         z.writestr(f"lovelaceada_12345_678_{ASSIGNMENT}.ipynb", notebook)
@@ -208,10 +209,10 @@ def test_export_quotes_names_and_has_a_column_per_question(graded):
     with paths[0].open(newline="") as f:
         rows = {r["student"]: r for r in csv.DictReader(f)}
     assert rows["ada"]["last_name"] == "Lovelace, Countess of"
-    cells = grading.scores(ours, ASSIGNMENT, "ada")
+    cells = course_fixture.scores(ours, ASSIGNMENT, "ada")
     assert all(float(rows["ada"][g]) == s.score for g, s in cells.items())
     for student in ("ada", "cy"):  # cy's one point is the manual score given above
-        assert float(rows[student]["score"]) == sum(s.score for s in grading.scores(ours, ASSIGNMENT, student).values())
+        assert float(rows[student]["score"]) == sum(s.score for s in course_fixture.scores(ours, ASSIGNMENT, student).values())
     named = {p.name: p for p in paths}
     with named["totals.csv"].open(newline="") as f:
         totals = {r["student"]: r for r in csv.DictReader(f)}
@@ -230,8 +231,8 @@ def test_export_quotes_names_and_has_a_column_per_question(graded):
 def test_feedback_for_one_student_hides_the_hidden_tests(graded):
     ours, _ = graded
     assert cli.main(["feedback", ASSIGNMENT, "--student", "ada", "--course", str(ours)]) == 0
-    html = grading.readable(ours / "autograder" / "feedback" / "ada" / ASSIGNMENT / f"{ASSIGNMENT}.html")
-    hidden = grading.marked_pairs(grading.solution_notebook(ASSIGNMENT), "HIDDEN TESTS")
+    html = course_fixture.readable(ours / "autograder" / "feedback" / "ada" / ASSIGNMENT / f"{ASSIGNMENT}.html")
+    hidden = course_fixture.marked_pairs(course_fixture.solution_notebook(ASSIGNMENT), "HIDDEN TESTS")
     assert hidden and not [pair for pair in hidden if pair in html]
     assert not (ours / "autograder" / "feedback" / "cy").exists(), "only the student asked for"
 

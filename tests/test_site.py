@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bertlab_grader import grading
+import course_fixture
 
-REPO = grading.REPO
+REPO = course_fixture.REPO
 SITE = Path(os.environ.get("BERTLAB_SITE", REPO / "_build" / "html")).resolve()  # as tests/test_browser.py
 pytestmark = pytest.mark.site
 
@@ -26,14 +26,14 @@ def toc_files() -> list[str]:
 def site_text() -> dict[Path, str]:
     assert (SITE / "index.html").exists(), "no built site: run `make book` first"
     suffixes = {".html", ".md", ".txt", ".ipynb", ".js", ".json", ".py"}
-    return {p: grading.readable(p) for p in SITE.rglob("*") if p.is_file() and p.suffix in suffixes}
+    return {p: course_fixture.readable(p) for p in SITE.rglob("*") if p.is_file() and p.suffix in suffixes}
 
 
 def test_no_solution_or_hidden_test_is_published(site_text):
     """No two consecutive lines of a hidden test or a reference solution appear on the site."""
-    for assignment in grading.assignments():
-        solution = grading.solution_notebook(assignment)
-        secret = grading.marked_pairs(solution, "HIDDEN TESTS") + grading.marked_pairs(solution, "SOLUTION")
+    for assignment in course_fixture.assignments():
+        solution = course_fixture.solution_notebook(assignment)
+        secret = course_fixture.marked_pairs(solution, "HIDDEN TESTS") + course_fixture.marked_pairs(solution, "SOLUTION")
         for path, text in site_text.items():
             assert "BEGIN HIDDEN TESTS" not in text and "BEGIN SOLUTION" not in text, path
             leaked = [pair for pair in secret if pair in text]

@@ -27,9 +27,9 @@ from pathlib import Path
 import pytest
 from variant_runner import REPO, variants
 
-from bertlab_grader import grading
+import course_fixture
 
-ASSIGNMENTS = grading.assignments()
+ASSIGNMENTS = course_fixture.assignments()
 
 
 def _cases(kinds: tuple[str, ...]) -> list:

@@ -31,9 +31,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bertlab_grader import grading
+import course_fixture
 
-REPO = grading.REPO
+REPO = course_fixture.REPO
 CELL_TIMEOUT = 120  # seconds, as c.Execute.timeout in autograder/nbgrader_config.py
 
 
@@ -50,7 +50,7 @@ def variants(assignment: str) -> dict:
 def cells(assignment: str) -> list[dict]:
     """The solution notebook's code cells: source, grade id, kind (solution, test, other), points."""
     found = []
-    for cell in grading.solution_notebook(assignment).cells:
+    for cell in course_fixture.solution_notebook(assignment).cells:
         if cell.cell_type != "code":
             continue
         meta = cell.metadata.get("nbgrader", {})

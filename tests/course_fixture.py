@@ -1,30 +1,29 @@
-"""The nbgrader round trip in a scratch copy of the course: release, submit, autograde, feedback.
+"""The course checkout as the tests see it, and the nbgrader round trip in a scratch copy of it.
 
 Mirrors nbgrader's own app tests (``nbgrader/tests/apps/test_nbgrader_autograde.py``): generate
 an assignment, put notebooks in ``autograder/submitted/<student>/<assignment>/``, autograde
 them, and read each test cell's score from the gradebook. Used by the assignment tests
-(``tests/test_assignments.py``) and by ``make bench`` (seconds per submission).
+(``tests/test_assignments.py``), the hostile and parallel grader tests and ``make bench``
+(seconds per submission); the site and browser tests read the solutions' hidden tests from here.
 
 Everything runs through nbgrader's own command line with the course's own config
-(``autograder/nbgrader_config.py``), so the tests grade exactly as an instructor does.
+(``autograder/nbgrader_config.py``), so the tests grade exactly as an instructor does. The
+grader's package (``bertlab_grader``) assumes no checkout: this harness is the tests' own.
 """
 
 from __future__ import annotations
 
 import html
-import os
 import re
-import shutil
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 
 from bertlab_grader import feedback_redaction, layout
+from bertlab_grader.nbgrader_course import nbgrader, scratch_copy
 
-REPO = Path(__file__).resolve().parents[1]  # bertlab_grader/grading.py -> the repository
+REPO = Path(__file__).resolve().parents[1]  # tests/course_fixture.py -> the repository
 
 
 def assignments(repo: Path = REPO) -> list[str]:
@@ -40,69 +39,15 @@ def notebook_name(assignment: str, repo: Path = REPO) -> str:
     return notebooks[0].stem
 
 
-def _env() -> dict:
-    env = dict(os.environ)
-    bin_dir = str(Path(sys.executable).parent)  # nbgrader calls `alembic` by name
-    env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
-    env.setdefault("HF_HUB_OFFLINE", "1")
-    # One thread per kernel: nbgrader runs notebooks one after another, and two torch threads
-    # fighting over a busy machine made small test cells many times slower.
-    env.setdefault("OMP_NUM_THREADS", "1")
-    return env
-
-
 def solution_notebook(assignment: str, repo: Path = REPO) -> nbformat.NotebookNode:
     """The reference solution of an assignment, hidden tests included (never publish it)."""
     name = notebook_name(assignment, repo)
     return nbformat.read(repo / "solutions" / assignment / f"{name}.ipynb", as_version=4)
 
 
-def nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
-    """Run ``nbgrader <args>`` from the course root; raise with its log if it fails."""
-    cmd = [str(Path(sys.executable).parent / "nbgrader"), *args]
-    proc = subprocess.run(cmd, cwd=course, env=_env(), capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
-    return proc
-
-
 def make_course(dest: Path, repo: Path = REPO) -> Path:
     """A scratch course: the repo's nbgrader config and solutions, nothing graded yet."""
-    dest = Path(dest)
-    (dest / "autograder").mkdir(parents=True, exist_ok=True)
-    shutil.copy(repo / "nbgrader_config.py", dest / "nbgrader_config.py")
-    shutil.copy(repo / "autograder" / "nbgrader_config.py", dest / "autograder" / "nbgrader_config.py")
-    shutil.copytree(repo / "solutions", dest / "solutions", dirs_exist_ok=True)
-    return dest
-
-
-def nbgrader_api(course: Path):
-    """nbgrader's own ``NbGraderAPI`` for the course at ``course``, with the course's config
-    (what the grader's commands and workers grade with, in process)."""
-    from nbgrader.apps import NbGraderAPI
-    from nbgrader.coursedir import CourseDirectory
-    from traitlets.config.loader import PyFileConfigLoader
-
-    if not (Path(course) / "nbgrader_config.py").is_file():
-        raise FileNotFoundError(f"{course} is not the course root (no nbgrader_config.py): run from the "
-                                f"repository root, or pass --course")
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
-    return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
-
-
-def gradebook_snapshot(course: Path, assignment: str, scratch: Path) -> Path:
-    """A SQLite gradebook that knows ``assignment``'s cells and hidden tests, for graders that
-    work in scratch courses: the course's own file (after the release), or, for a gradebook on
-    a server, a release made once into ``scratch``. Returns the file."""
-    own = layout.sqlite_file(layout.gradebook_url(course))
-    if own is not None:
-        return own
-    copy = make_course(Path(scratch) / "release", repo=Path(course))
-    with layout.using_gradebook("sqlite:///" + str(copy / layout.GRADEBOOK)):
-        result = nbgrader_api(copy).generate_assignment(assignment, force=True)
-    if not result["success"]:
-        raise RuntimeError(f"could not release {assignment} for the graders: {result.get('log')}")
-    return copy / layout.GRADEBOOK
+    return scratch_copy(repo, dest)
 
 
 def release(course: Path, assignment: str) -> Path:
