@@ -1,0 +1,149 @@
+"""The repository's three parts and the one way their imports run.
+
+- ``bertlab/``, the course package (models, chapter helpers): what a reader's or a student's code
+  imports. It imports neither the grader nor the recipes.
+- ``bertlab_grader/``, the instructor's grader: it knows no course. What it must know about one
+  (the models to prepare, the library functions tests take their answers from) comes from the
+  course's ``autograder/nbgrader_config.py``.
+- ``recipes/``, what trains the models that ship (not installed): it imports the course package,
+  never the grader.
+
+Inside each part no two modules import each other, directly or round a loop, at module level or
+inside a function (a lazy import is still a dependency). The graph is read from the source with
+:mod:`ast`, then the two installed packages are imported in fresh interpreters to check that the
+running code agrees. docs/contributing.md ("Layout") describes the parts.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PARTS = ("bertlab", "bertlab_grader", "recipes")
+
+#: part -> the parts it may import (itself included).
+ALLOWED = {"bertlab": {"bertlab"}, "bertlab_grader": {"bertlab_grader"}, "recipes": {"recipes", "bertlab"}}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    """{dotted name: file} of every module of the three parts."""
+    return {module_name(p): p for part in PARTS for p in sorted((ROOT / part).rglob("*.py"))}
+
+
+def imported(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The modules (of ``known``, or outside it by their dotted name) that ``name`` imports anywhere
+    in its source. ``from package import module`` counts as importing the module."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: from . import x, from ..y import z
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module
+            for alias in node.names:
+                child = f"{source}.{alias.name}"
+                found.add(child if child in known else source)
+    # A module's own package (and its parents) run first whatever it imports: not a dependency.
+    ancestors = {".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 1)}
+    return found - ancestors - {name}
+
+
+def graph() -> dict[str, set[str]]:
+    known = modules()
+    return {name: imported(name, path, known) for name, path in known.items()}
+
+
+def part_of(name: str) -> str | None:
+    top = name.split(".")[0]
+    return top if top in PARTS else None
+
+
+def test_the_three_parts_exist():
+    for part in PARTS:
+        assert (ROOT / part).is_dir(), f"{part}/ is one of the repository's three parts"
+    assert (ROOT / "bertlab" / "__init__.py").is_file() and (ROOT / "bertlab_grader" / "__init__.py").is_file()
+
+
+def test_imports_run_one_way():
+    wrong = []
+    for name, targets in graph().items():
+        for target in targets:
+            theirs = part_of(target)
+            if theirs and theirs not in ALLOWED[part_of(name)]:
+                wrong.append(f"{name} imports {target}")
+    assert not wrong, "the course imports neither the grader nor the recipes; the grader imports no course:\n" + "\n".join(sorted(wrong))
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan's algorithm)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in edges.get(v, ()):
+            if w not in edges:
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycle():
+    assert cycles(graph()) == []
+
+
+def test_the_cycle_finder_finds_a_lazy_cycle(tmp_path):
+    assert cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def _loaded_after(statement: str) -> set[str]:
+    code = f"import sys; {statement}; print(' '.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    return set(out.stdout.split())
+
+
+@pytest.mark.slow
+def test_importing_the_course_loads_no_grader_or_recipe():
+    loaded = _loaded_after("import bertlab, bertlab.models")
+    assert not {m for m in loaded if part_of(m) in {"bertlab_grader", "recipes"}}
+
+
+@pytest.mark.slow
+def test_importing_the_grader_loads_no_course():
+    grader = sorted(n for n in modules() if part_of(n) == "bertlab_grader" and not n.endswith("__main__"))
+    loaded = _loaded_after("; ".join(f"import {n}" for n in grader))
+    assert not {m for m in loaded if part_of(m) == "bertlab"}, "the grader learns about the course from its configuration"
