@@ -18,6 +18,7 @@ READY = "bertlab-warm-kernel-ready"  # the zygote's first line on stdout, then t
 
 
 def send(conn: socket.socket, message: dict, fds: list[int] | None = None) -> None:
+    """Send one message, and the file descriptors ``fds`` with it."""
     data = json.dumps(message).encode() + b"\n"
     if fds:
         socket.send_fds(conn, [data], fds)

@@ -65,8 +65,8 @@ def stub(control: str, slot: str, init_pid: int, cmd: list[str]) -> int:
 
 def main(argv: list[str]) -> int:
     if "--" not in argv:
-        print(f"usage: python -m {__spec__.name if __spec__ else 'bertlab_grader.warm.stub'} --control SOCKET "
-              "--slot FOLDER --init-pid PID -- PYTHON -m ipykernel_launcher -f FILE ...", file=sys.stderr)
+        print("usage: python -m bertlab_grader.warm.stub --control SOCKET --slot FOLDER --init-pid PID "
+              "-- PYTHON -m ipykernel_launcher -f FILE ...", file=sys.stderr)
         return 2
     options, cmd = argv[:argv.index("--")], argv[argv.index("--") + 1:]
     values = dict(zip(options[::2], options[1::2]))
