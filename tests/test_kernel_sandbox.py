@@ -168,3 +168,16 @@ def test_a_sandboxed_kernel_runs_is_interrupted_and_cannot_signal_the_grader(tmp
     server.close()
     assert (seen, network, interrupted, alive) == ("hidden", "no network", "KeyboardInterrupt", "42")
     assert transport == "ipc" and len(sockets) == 5 and all(name.startswith("k-") for name in sockets), sockets
+
+
+def test_editable_packages_are_bound_but_not_their_checkout():
+    """A course installed with ``pip install -e`` from a checkout under /tmp (the private /tmp hides
+    it) is still importable in the kernel: its package folders are bound, never the checkout with
+    its solutions."""
+    import bertlab
+
+    readable = bwrap.readable_paths()
+    assert Path(bertlab.__file__).resolve().parent in readable  # the course, installed editable here
+    assert bwrap.PACKAGE in readable and Path(sys.prefix).resolve() in readable
+    checkout = Path(__file__).resolve().parents[1]
+    assert checkout not in readable and checkout / "solutions" not in readable

@@ -13,8 +13,10 @@ build their sandboxes with it.
 
 The private ``/tmp`` hides whatever lies under ``/tmp`` outside the folders bound into the
 sandbox: the grader's own package (:data:`PACKAGE`, whose ``kernel_guard`` the probe imports in
-the kernel) and the Python environment are bound read-only; the course's package must be
-installed in that environment or lie outside ``/tmp``.
+the kernel), the Python environment and the folders of the packages installed in it in editable
+mode (:func:`editable_packages`: a course package installed with ``pip install -e`` from a
+checkout under ``/tmp``) are bound read-only. Only those packages' folders: the rest of their
+checkout (solutions, hidden tests) stays out of sight.
 """
 
 from __future__ import annotations
@@ -35,6 +37,33 @@ PACKAGE = Path(__file__).resolve().parents[1]  # bertlab_grader/, whose kernel_g
 IGNORE_SIGINT_THEN_EXEC = (
     "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])"
 )
+
+
+def editable_packages() -> list[Path]:
+    """The folders of the top-level packages installed in this environment in editable mode (their
+    code lives in a checkout, not in the environment), found from the installed metadata without
+    importing them."""
+    import importlib.metadata
+    import importlib.util
+    import json
+
+    folders = []
+    for dist in importlib.metadata.distributions():
+        try:
+            editable = json.loads(dist.read_text("direct_url.json") or "{}").get("dir_info", {}).get("editable")
+        except ValueError:
+            continue
+        for name in (dist.read_text("top_level.txt") or "").split() if editable else ():
+            spec = importlib.util.find_spec(name) if name.isidentifier() else None
+            for location in (spec.submodule_search_locations or []) if spec else []:
+                folders.append(Path(location).resolve())
+    return sorted(set(folders))
+
+
+def readable_paths() -> list[Path]:
+    """What every sandbox binds read-only: the grader's package, the Python environment and the
+    folders of the packages installed in it in editable mode."""
+    return sorted({PACKAGE, Path(sys.prefix).resolve(), *editable_packages()})
 
 
 class SandboxUnavailable(RuntimeError):

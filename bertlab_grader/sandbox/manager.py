@@ -148,7 +148,7 @@ class SandboxedKernelManager(AsyncKernelManager):
                              "Grade where bubblewrap works, or in a throwaway container.", problem)
             return cmd
         cwd = Path((self._launch_args or {}).get("cwd") or os.getcwd()).resolve()
-        readable = [bwrap.PACKAGE, Path(self.connection_file).resolve(), Path(sys.prefix).resolve()]
+        readable = [*bwrap.readable_paths(), Path(self.connection_file).resolve()]
         cold = bwrap.sandbox_command(cmd, writable=cwd, readable=readable,
                                      hidden=bwrap.hidden_folders(self._course_root()), bwrap=bwrap.bwrap_path(),
                                      sockets=self._socket_dir)

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from bertlab_grader.kernel_limits import kill_all, process_tree
-from bertlab_grader.sandbox.bwrap import PACKAGE, bwrap_path, sandbox_command
+from bertlab_grader.sandbox.bwrap import bwrap_path, readable_paths, sandbox_command
 from bertlab_grader.warm.protocol import READY, ns_pids
 
 ENV_VAR = "BERTLAB_WARM_KERNEL"  # "on" (the default) or "off"
@@ -76,7 +76,7 @@ class Zygote:
         self.failed_imports: list[str] = []
         read, self._lifeline = os.pipe()
         cmd = sandbox_command([sys.executable, "-m", ZYGOTE, str(self.control), str(read)],
-                              writable=self.scratch, readable=[PACKAGE, Path(sys.prefix).resolve()],
+                              writable=self.scratch, readable=readable_paths(),
                               hidden=hidden, bwrap=bwrap_path())
         self.process = subprocess.Popen(cmd, stdout=subprocess.PIPE, pass_fds=(read,), start_new_session=True)
         os.close(read)
