@@ -147,3 +147,12 @@ def test_importing_the_grader_loads_no_course():
     grader = sorted(n for n in modules() if part_of(n) == "bertlab_grader" and not n.endswith("__main__"))
     loaded = _loaded_after("; ".join(f"import {n}" for n in grader))
     assert not {m for m in loaded if part_of(m) == "bertlab"}, "the grader learns about the course from its configuration"
+
+
+#: Lines a module of the three parts may have; a longer one almost always holds two ideas.
+MOST_LINES = 320
+
+
+def test_modules_are_small():
+    long = {name: n for name, path in modules().items() if (n := len(path.read_text().splitlines())) > MOST_LINES}
+    assert not long, f"split these by idea (at most {MOST_LINES} lines each): {long}"
