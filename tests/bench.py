@@ -367,12 +367,14 @@ def pages_and_grading(failures: list[str]) -> int:
             failures.append(assignment)
     print(f"(budget: {BUDGET['autograde_s']} s for a reference solution)")
 
-    failures += parallel_grading()
-    failures += cluster_grading()
+    # Model loads first, on a quiet machine: timed after the Dask stage they paid for its workers'
+    # shutdown (5.1 s and 15.9 s against 0.25 s and 2.5 s alone).
     failures += checkpoint_load()
     failures += decoder_load()
     failures += bert2bert_load()
     failures += diffusion_shipped()
+    failures += parallel_grading()
+    failures += cluster_grading()
 
     print("\nbudgets: " + ("all met" if not failures else "EXCEEDED by " + ", ".join(failures)))
     return 1 if failures else 0
