@@ -5,6 +5,9 @@ an assignment, put notebooks in ``autograder/submitted/<student>/<assignment>/``
 them, and read each test cell's score from the gradebook. Used by the assignment tests
 (``tests/test_assignments.py``), the hostile and parallel grader tests and ``make bench``
 (seconds per submission); the site and browser tests read the solutions' hidden tests from here.
+The grader's own tests grade ``GRADER_COURSE`` instead (``tests/grader_course``: one tiny
+assignment that loads no model, as nbgrader's tests use ``nbgrader/tests/apps/files/*.ipynb``);
+only the round trips, and the hostile cases that need the course's own tests, grade the course.
 
 Everything runs through nbgrader's own command line with the course's own config
 (``autograder/nbgrader_config.py``), so the tests grade exactly as an instructor does. The
@@ -24,11 +27,16 @@ from bertlab_grader import feedback_redaction, layout
 from bertlab_grader.nbgrader_course import nbgrader, scratch_copy
 
 REPO = Path(__file__).resolve().parents[1]  # tests/course_fixture.py -> the repository
+#: The grader's test course: one tiny assignment in plain Python (``fx00-tiny``) that loads no
+#: model, laid out as the course is; pass it as ``repo`` to grade it instead of the course.
+GRADER_COURSE = REPO / "tests" / "grader_course"
 
 
 def assignments(repo: Path = REPO) -> list[str]:
-    """Ids of every assignment: the folders ``solutions/psNN-slug``."""
-    return sorted(p.name for p in (repo / "solutions").glob("ps*") if p.is_dir())
+    """Ids of every assignment: the folders ``solutions/psNN-slug`` (``fxNN-slug`` in the
+    grader's test course)."""
+    prefix = "fx" if Path(repo) == GRADER_COURSE else "ps"
+    return sorted(p.name for p in (repo / "solutions").glob(f"{prefix}*") if p.is_dir())
 
 
 def notebook_name(assignment: str, repo: Path = REPO) -> str:
@@ -46,7 +54,8 @@ def solution_notebook(assignment: str, repo: Path = REPO) -> nbformat.NotebookNo
 
 
 def make_course(dest: Path, repo: Path = REPO) -> Path:
-    """A scratch course: the repo's nbgrader config and solutions, nothing graded yet."""
+    """A scratch course: the repo's nbgrader config and solutions, nothing graded yet
+    (``repo=GRADER_COURSE``: the grader's test course's)."""
     return scratch_copy(repo, dest)
 
 
