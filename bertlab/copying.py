@@ -56,7 +56,10 @@ def copy_flags(input_ids: torch.Tensor, labels: torch.Tensor, guesses: torch.Ten
     sent = sentence_ids(input_ids, boundary)  # [B, L]
     L = input_ids.shape[1]
     elsewhere = (sent[:, :, None] == sent[:, None, :]) & ~torch.eye(L, dtype=torch.bool)  # [B, L(i), L(j)]
-    seen = lambda tok: ((input_ids[:, None, :] == tok[:, :, None]) & elsewhere).any(-1)  # [B, L]
+
+    def seen(tok):  # [B, L]: the token occurs elsewhere in its sentence
+        return ((input_ids[:, None, :] == tok[:, :, None]) & elsewhere).any(-1)
+
     is_word = word_token_mask(tokenizer) if is_word is None else is_word  # [vocab]
     answer = torch.where(masked, labels, input_ids)  # [B, L]
     copied = is_word[guesses.clamp(min=0)] & seen(guesses) & ~seen(answer)  # [B, L]

@@ -70,7 +70,7 @@ def predict(model, loader) -> tuple[torch.Tensor, torch.Tensor]:
         return torch.cat(predictions), torch.cat(labels)
     width = max(p.shape[1] for p in predictions)
     pad = lambda t, v: torch.nn.functional.pad(t, (0, width - t.shape[1]), value=v)  # noqa: E731
-    return torch.cat([pad(p, 0) for p in predictions]), torch.cat([pad(l, -100) for l in labels])
+    return torch.cat([pad(p, 0) for p in predictions]), torch.cat([pad(label, -100) for label in labels])
 
 
 def freeze_word_embeddings(model) -> int:
