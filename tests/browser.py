@@ -50,7 +50,7 @@ def why_unavailable() -> str | None:
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        return "Playwright's Python package is not installed (pip install -r requirements.txt)"
+        return "Playwright's Python package is not installed (make install, or pip install -r requirements/test.txt)"
     if not os.access(CHROMIUM, os.X_OK):
         return f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium; .ci/run installs it)"
     return None
