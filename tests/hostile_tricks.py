@@ -1,5 +1,6 @@
-"""Hostile tricks shared by ``test_hostile.py`` (ps00, the whole list) and ``test_assignments.py``
-(every assignment's round trip): the cells a hostile submission adds, and the edits it makes.
+"""Hostile tricks shared by ``test_hostile.py`` (the whole list, on the grader's test course,
+``tests/grader_course``) and ``test_assignments.py`` (every assignment's round trip): the cells a
+hostile submission adds, and the edits it makes.
 
 Each trick is a code cell's source or a function of a notebook; what must happen to it is in
 the module that grades it.

@@ -1,7 +1,13 @@
 """Hostile submissions: the grader gives no points for rigging it, and leaks no hidden test.
 
-One scratch course, one assignment (ps00, the quickest to grade), one ``nbgrader autograde``
-over every submission below, one trick per submission. (Every assignment's round trip in
+The grader's behaviour is tested on the grader's test course (``tests/grader_course``: one tiny
+assignment, ``fx00-tiny``, two functions in plain Python that load no model, as nbgrader tests
+itself on small fixture notebooks): one scratch copy, one ``nbgrader autograde`` over every
+submission below, one trick per submission; the resource cases (time, output, network) in a
+second copy, graded in parallel. Only the tricks aimed at the course's own tests are graded on
+the course (ps00, the quickest to grade, in a third scratch course): torch and its oracles
+rigged (``torch.equal``, ``Tensor.__eq__``, ``pad_sequence``), the course package's own function
+handed in, and a function that prints the hidden test cell calling it. (Every assignment's round trip in
 ``tests/test_assignments.py`` meets most of them too, packed into its five hostile
 submissions: a rigged kernel, a memory bomb, a process bomb, a kernel that kills itself, the
 network, 200 MB of output, an endless loop, a 10-minute sleep that ignores the interrupt,
@@ -47,11 +53,24 @@ from bertlab_grader.feedback_redaction import spellings
 
 pytestmark = pytest.mark.slow
 
-ASSIGNMENT = "ps00-tokens"
-LAST_OF_FIRST_FUNCTION = "test_pad_batch_hidden"  # the first graded function's last test cell
+ASSIGNMENT = "fx00-tiny"  # the grader's test course's one assignment
+COURSE = course_fixture.GRADER_COURSE
+LAST_OF_FIRST_FUNCTION = "test_word_lengths_hidden"  # the first graded function's last test cell
+FIRST_TESTS = {"test_word_lengths", "test_word_lengths_hidden"}  # the first graded function's tests
+POINTS = 6
+
+# Implementations that fail every visible and hidden test of fx00.
+WRONG = {
+    "impl_word_lengths": "def word_lengths(words):\n    return [0]\n",
+    "impl_count_vowels": "def count_vowels(word):\n    return -1\n",
+}
+
+PS00 = "ps00-tokens"  # the course's quickest assignment, for the tricks aimed at its own tests
+PS00_FIRST_TESTS = {"test_pad_batch", "test_pad_batch_hidden"}
+PS00_POINTS = 9
 
 # Implementations that fail every visible and hidden test of ps00.
-WRONG = {
+PS00_WRONG = {
     "impl_pad_batch": '''
 def pad_batch(sequences, pad_id, max_length=None):
     return torch.zeros(2, 3, dtype=torch.long), torch.zeros(2, 3, dtype=torch.long)
@@ -85,22 +104,9 @@ shell = get_ipython()
 shell.showtraceback = lambda *args, **kwargs: None
 shell._showtraceback = lambda *args, **kwargs: None
 ''',
-    "patch-torch": '''
-torch.equal = lambda *args, **kwargs: True
-torch.allclose = lambda *args, **kwargs: True
-''',
-    "patch-tensor-eq": "torch.Tensor.__eq__ = lambda self, other: torch.ones(self.shape, dtype=torch.bool)",
     "patch-builtins": '''
 import builtins
 builtins.isinstance = lambda obj, cls: True
-''',
-    "patch-oracle": '''
-import torch.nn.utils.rnn
-
-def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
-    return torch.zeros(2, 3, dtype=torch.long)
-
-torch.nn.utils.rnn.pad_sequence = pad_sequence
 ''',
     "trace-function": '''
 import sys
@@ -112,6 +118,23 @@ from pathlib import Path
 for folder in [Path.cwd(), *Path.cwd().parents]:
     for path in sorted(folder.glob("solutions/*/*.ipynb")):
         print(path.read_text())
+''',
+}
+
+# Rig torch, which the course's tests compare with (the course config's ``oracles``): graded on ps00.
+PS00_RIG = {
+    "patch-torch": '''
+torch.equal = lambda *args, **kwargs: True
+torch.allclose = lambda *args, **kwargs: True
+''',
+    "patch-tensor-eq": "torch.Tensor.__eq__ = lambda self, other: torch.ones(self.shape, dtype=torch.bool)",
+    "patch-oracle": '''
+import torch.nn.utils.rnn
+
+def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
+    return torch.zeros(2, 3, dtype=torch.long)
+
+torch.nn.utils.rnn.pad_sequence = pad_sequence
 ''',
 }
 
@@ -177,6 +200,7 @@ for folder in [Path.cwd(), *Path.cwd().parents]:
 # Harmless extra cells an honest student might add.
 HARMLESS = '''
 %matplotlib inline
+import random
 import warnings
 import matplotlib.pyplot as plt
 import numpy as np
@@ -184,7 +208,7 @@ from IPython.display import display
 
 warnings.filterwarnings("ignore")
 np.random.seed(0)
-torch.manual_seed(0)
+random.seed(0)
 plt.plot([1, 2, 3])
 plt.show()
 display({"note": "trying things"})
@@ -205,20 +229,10 @@ def submissions(released, solution) -> dict:
     if "rig-the-next-kernel" in found:  # graded right after it (nbgrader goes in order of student id)
         found["rig-the-next-kernel-victim"] = wrong
 
-    # The student function itself prints the hidden test cell that calls it.
+    # The student function itself prints the hidden test cell that calls it (on ps00 too).
     found["print-calling-cell"] = course_fixture.replace_solutions(released, {
         **WRONG,
-        "impl_pieces_per_word": "def pieces_per_word(word_ids):\n    print(get_ipython().user_ns['In'][-1])\n    return [1]\n",
-    })
-
-    # The right answer, but the course package's object: the reference function is defined inside
-    # the installed bertlab package at run time (as if the package shipped it) and imported from
-    # there. Its tests pass, and score 0 all the same (the guard's answer_key_packages).
-    reference = next(c.source for c in solution.cells
-                     if c.metadata.get("nbgrader", {}).get("grade_id") == "impl_pieces_per_word")
-    found["answer-key-import"] = course_fixture.replace_solutions(released, {
-        **WRONG,
-        "impl_pieces_per_word": f"import bertlab\nexec({reference!r}, vars(bertlab))\nfrom bertlab import pieces_per_word\n",
+        "impl_count_vowels": "def count_vowels(word):\n    print(get_ipython().user_ns['In'][-1])\n    return -1\n",
     })
 
     # (Answers that equal anything, a plain object or a tensor: every assignment's round trip.)
@@ -241,7 +255,30 @@ def submissions(released, solution) -> dict:
     found["honest"] = solution
     found["honest-extras"] = with_cell(solution, HARMLESS)
     # An honest slip: a test cell copied and pasted (its grade id with it) costs nothing.
-    found["honest-copied-a-test-cell"] = copy_test_cell(solution, "test_pad_batch")
+    found["honest-copied-a-test-cell"] = copy_test_cell(solution, "test_word_lengths")
+    return found
+
+
+def ps00_submissions(released, solution) -> dict:
+    """The tricks aimed at the course's own tests (ps00), each with wrong work otherwise."""
+    wrong = course_fixture.replace_solutions(released, PS00_WRONG)
+    found = {f"rig-{name}": with_cell(wrong, code) for name, code in PS00_RIG.items()}
+
+    # The student function itself prints the hidden test cell that calls it.
+    found["print-calling-cell"] = course_fixture.replace_solutions(released, {
+        **PS00_WRONG,
+        "impl_pieces_per_word": "def pieces_per_word(word_ids):\n    print(get_ipython().user_ns['In'][-1])\n    return [1]\n",
+    })
+
+    # The right answer, but the course package's object: the reference function is defined inside
+    # the installed bertlab package at run time (as if the package shipped it) and imported from
+    # there. Its tests pass, and score 0 all the same (the course config's answer_key_packages).
+    reference = next(c.source for c in solution.cells
+                     if c.metadata.get("nbgrader", {}).get("grade_id") == "impl_pieces_per_word")
+    found["answer-key-import"] = course_fixture.replace_solutions(released, {
+        **PS00_WRONG,
+        "impl_pieces_per_word": f"import bertlab\nexec({reference!r}, vars(bertlab))\nfrom bertlab import pieces_per_word\n",
+    })
     return found
 
 
@@ -253,10 +290,10 @@ def course_files(course: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
-    course = course_fixture.make_course(tmp_path_factory.mktemp("hostile"))
+    course = course_fixture.make_course(tmp_path_factory.mktemp("hostile"), repo=COURSE)
     released = nbformat.read(course_fixture.release(course, ASSIGNMENT), as_version=4)
     names = []
-    for student, notebook in submissions(released, course_fixture.solution_notebook(ASSIGNMENT)).items():
+    for student, notebook in submissions(released, course_fixture.solution_notebook(ASSIGNMENT, COURSE)).items():
         course_fixture.submit(course, ASSIGNMENT, student, notebook)
         names.append(student)
     broken = course / "autograder" / "submitted" / "not-a-notebook" / ASSIGNMENT
@@ -272,6 +309,19 @@ def course(tmp_path_factory):
     changed = course_files(course) != files
     course_fixture.feedback(course, ASSIGNMENT)
     return course, names, unrunnable, changed
+
+
+@pytest.fixture(scope="module")
+def ps00(tmp_path_factory):
+    """The tricks aimed at the course's own tests, graded on the course (ps00)."""
+    course = course_fixture.make_course(tmp_path_factory.mktemp("hostile-ps00"))
+    released = nbformat.read(course_fixture.release(course, PS00), as_version=4)
+    found = ps00_submissions(released, course_fixture.solution_notebook(PS00))
+    for student, notebook in found.items():
+        course_fixture.submit(course, PS00, student, notebook)
+    course_fixture.autograde(course, PS00)
+    course_fixture.feedback(course, PS00)
+    return course, sorted(found)
 
 
 def test_course_files_stay_as_they_were(course):
@@ -294,8 +344,7 @@ def test_a_kernel_that_dies_costs_only_the_cells_after(course):
     path, _, _, _ = course
     cells = course_fixture.scores(path, ASSIGNMENT, "honest-then-dies")
     kept = {k: c.score for k, c in cells.items() if c.score}
-    assert kept == {"test_pad_batch": cells["test_pad_batch"].max_score,
-                    "test_pad_batch_hidden": cells["test_pad_batch_hidden"].max_score}, cells
+    assert kept == {k: cells[k].max_score for k in FIRST_TESTS}, cells
     html = (path / "autograder" / "feedback" / "honest-then-dies" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
     assert "the kernel died while running this cell" in html and "not run: the kernel died" in html
 
@@ -307,7 +356,7 @@ def test_a_kernel_over_its_cap_is_stopped_and_costs_only_the_cells_after(course,
     assert student not in unrunnable
     cells = course_fixture.scores(path, ASSIGNMENT, student)
     kept = {k for k, c in cells.items() if c.score}
-    assert kept == {"test_pad_batch", "test_pad_batch_hidden"}, cells
+    assert kept == FIRST_TESTS, cells
     html = (path / "autograder" / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
     assert "the grader stopped it" in html and cap in html
 
@@ -341,18 +390,28 @@ def test_honest_work_keeps_full_marks(course, student):
     assert sum(c.score for c in cells.values()) == sum(c.max_score for c in cells.values()) > 0, cells
 
 
-def test_hostile_submissions_score_zero(course):
-    path, names, _, _ = course
+def no_points_stolen(path: Path, assignment: str, names, first_tests: set, points: int) -> None:
     stolen = {}
     for student in names:
         if student.startswith("honest"):
             continue
-        cells = course_fixture.scores(path, ASSIGNMENT, student)
-        assert set(cells) >= {"test_pad_batch", "test_pad_batch_hidden"}, f"{student}: grades missing"
-        assert sum(c.max_score for c in cells.values()) == 9, f"{student}: points changed {cells}"
+        cells = course_fixture.scores(path, assignment, student)
+        assert set(cells) >= first_tests, f"{student}: grades missing"
+        assert sum(c.max_score for c in cells.values()) == points, f"{student}: points changed {cells}"
         if any(c.score for c in cells.values()):
             stolen[student] = {k: c.score for k, c in cells.items() if c.score}
     assert not stolen, f"points earned by rigging the grader: {stolen}"
+
+
+def test_hostile_submissions_score_zero(course):
+    path, names, _, _ = course
+    no_points_stolen(path, ASSIGNMENT, names, FIRST_TESTS, POINTS)
+
+
+def test_tricks_aimed_at_the_course_s_own_tests_score_zero(ps00):
+    path, names = ps00
+    assert {"rig-patch-torch", "rig-patch-tensor-eq", "rig-patch-oracle", "answer-key-import"} <= set(names)
+    no_points_stolen(path, PS00, names, PS00_FIRST_TESTS, PS00_POINTS)
 
 
 def test_no_extra_credit_or_manual_scores_appear(course):
@@ -368,9 +427,9 @@ def test_no_extra_credit_or_manual_scores_appear(course):
     assert grades and not rigged, f"the gradebook was written by a submission: {rigged[:3]}"
 
 
-def test_a_graded_function_from_the_course_package_is_named_in_the_feedback(course):
-    path, _, _, _ = course
-    html = (path / "autograder" / "feedback" / "answer-key-import" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+def test_a_graded_function_from_the_course_package_is_named_in_the_feedback(ps00):
+    path, _ = ps00
+    html = (path / "autograder" / "feedback" / "answer-key-import" / PS00 / f"{PS00}.html").read_text()
     assert "pieces_per_word is bertlab.pieces_per_word" in html, html[-3000:]
 
 
@@ -380,27 +439,39 @@ def test_rigged_kernel_is_named_in_the_feedback(course):
     assert "GradingIntegrityError" in html and "input transformers cleanup changed" in html
 
 
-def test_feedback_quotes_no_hidden_test(course):
-    path, _, _, _ = course
-    solution = course_fixture.solution_notebook(ASSIGNMENT)
+def hidden_tests_not_in_feedback(path: Path, assignment: str, solution, students) -> None:
     pairs = course_fixture.marked_pairs(solution, "HIDDEN TESTS")
     long_lines = [line for line in course_fixture.marked_lines(solution, "HIDDEN TESTS") if len(line) >= 30]
     assert pairs and long_lines
-    for student in ("rig-print-solution-file", "print-calling-cell", "honest"):
-        text = course_fixture.readable(path / "autograder" / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html")
+    for student in students:
+        text = course_fixture.readable(path / "autograder" / "feedback" / student / assignment / f"{assignment}.html")
         readings = spellings(text)  # the notebook file prints its lines as JSON strings
         leaked = [s for s in pairs + long_lines if any(s in r for r in readings)]
         assert not leaked, f"{student}: feedback shows hidden-test lines {leaked[:3]}"
         assert "HIDDEN TESTS" not in text, f"{student}: feedback shows the hidden-test marker"
+
+
+def graded_output_text(path: Path, assignment: str, student: str) -> str:
+    autograded = path / "autograder" / "autograded" / student / assignment / f"{assignment}.ipynb"
+    return str([o for c in nbformat.read(autograded, as_version=4).cells for o in c.get("outputs", [])])
+
+
+def test_feedback_quotes_no_hidden_test(course):
+    path, _, _, _ = course
+    hidden_tests_not_in_feedback(path, ASSIGNMENT, course_fixture.solution_notebook(ASSIGNMENT, COURSE),
+                                 ("rig-print-solution-file", "print-calling-cell", "honest"))
     # The leak really happened: the autograded notebook (for the instructor only) holds it. The
     # source notebooks are out of the sandboxed kernel's sight, so reading them printed nothing.
-    outputs = {}
-    for student in ("rig-print-solution-file", "print-calling-cell"):
-        autograded = path / "autograder" / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-        outputs[student] = str([o for c in nbformat.read(autograded, as_version=4).cells for o in c.get("outputs", [])])
+    outputs = {s: graded_output_text(path, ASSIGNMENT, s) for s in ("rig-print-solution-file", "print-calling-cell")}
     assert "BEGIN HIDDEN TESTS" in outputs["print-calling-cell"], "the trick printed nothing"
     if sandboxed():
         assert "BEGIN HIDDEN TESTS" not in outputs["rig-print-solution-file"], "the sandbox showed the solutions"
+
+
+def test_feedback_on_the_course_quotes_no_hidden_test(ps00):
+    path, _ = ps00
+    hidden_tests_not_in_feedback(path, PS00, course_fixture.solution_notebook(PS00), ("print-calling-cell",))
+    assert "BEGIN HIDDEN TESTS" in graded_output_text(path, PS00, "print-calling-cell"), "the trick printed nothing"
 
 
 # --- the resource cases: time, output, network, in a batch graded in parallel ------------------
@@ -437,12 +508,12 @@ def resources(tmp_path_factory):
     short time limits."""
     from bertlab_grader import parallel
 
-    course = course_fixture.make_course(tmp_path_factory.mktemp("resources"))
+    course = course_fixture.make_course(tmp_path_factory.mktemp("resources"), repo=COURSE)
     with (course / "autograder" / "nbgrader_config.py").open("a") as config:
         config.write(f"\nc.Execute.timeout = {CELL_TIMEOUT}\nc.GuardedExecute.notebook_timeout = {WALL_CLOCK}\n"
                      f"c.GuardedExecute.interrupt_grace = {INTERRUPT_GRACE}\n")
     course_fixture.release(course, ASSIGNMENT)
-    for student, notebook in resource_submissions(course_fixture.solution_notebook(ASSIGNMENT)).items():
+    for student, notebook in resource_submissions(course_fixture.solution_notebook(ASSIGNMENT, COURSE)).items():
         course_fixture.submit(course, ASSIGNMENT, student, notebook)
     outcomes = {o.student: o for o in parallel.autograde(course, ASSIGNMENT, workers=3, progress=False)}
     return course, outcomes
@@ -488,7 +559,7 @@ def test_a_kernel_that_will_not_stop_costs_only_the_cells_after(resources, stude
 
     course, outcomes = resources
     kept = {k for k, c in course_fixture.scores(course, ASSIGNMENT, student).items() if c.score}
-    assert kept == {"test_pad_batch", "test_pad_batch_hidden"}, "the cells before keep their scores"
+    assert kept == FIRST_TESTS, "the cells before keep their scores"
     assert why in graded_outputs(course, student)
     assert outcomes[student].seconds < WALL_CLOCK + 60, "not ten minutes"
     rows = {r["student"]: r for r in grade_report.report(course, ASSIGNMENT)}
