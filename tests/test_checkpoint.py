@@ -217,7 +217,7 @@ def test_probes_are_single_tokens():
 def test_train_three_steps_then_resume(tiny_run, tiny_corpus):
     ck = torch.load(tiny_run / "checkpoint.pt", weights_only=False)
     assert ck["state"]["step"] == 3
-    curve = [json.loads(l) for l in (tiny_run / "curve.jsonl").read_text().splitlines()]
+    curve = [json.loads(line) for line in (tiny_run / "curve.jsonl").read_text().splitlines()]
     assert [r["step"] for r in curve] == [0, 2, 3]
     assert all(0.0 <= r["eval_acc"] <= 1.0 for r in curve)
     words = ck["model"]["bert.embeddings.word_embeddings.weight"]
@@ -234,7 +234,7 @@ def test_train_three_steps_then_resume(tiny_run, tiny_corpus):
     ck2 = torch.load(resumed / "checkpoint.pt", weights_only=False)
     assert ck2["state"]["step"] == 5  # the step counter continued from 3
     assert ck2["state"]["index"] == 5 * 4
-    steps = [json.loads(l)["step"] for l in (resumed / "curve.jsonl").read_text().splitlines()]
+    steps = [json.loads(line)["step"] for line in (resumed / "curve.jsonl").read_text().splitlines()]
     assert steps == [0, 2, 3, 4, 5]
 
 
@@ -253,7 +253,7 @@ def test_second_stage_on_another_corpus(tiny_run, tiny_corpus, tmp_path):
     train.main(["--corpus", str(other), "--out", str(run), "--max-steps", "5", *TINY_ARGS])
     # stage 1 asked again for its 3 steps: nothing to do, the curve is untouched
     train.main(["--corpus", str(tiny_corpus), "--out", str(run), "--max-steps", "3", *TINY_ARGS])
-    curve = [json.loads(l) for l in (run / "curve.jsonl").read_text().splitlines()]
+    curve = [json.loads(line) for line in (run / "curve.jsonl").read_text().splitlines()]
     assert [(r["step"], r["corpus"]) for r in curve] == [
         (0, mlm_data.corpus_id(tiny_corpus)), (2, mlm_data.corpus_id(tiny_corpus)), (3, mlm_data.corpus_id(tiny_corpus)),
         (3, mlm_data.corpus_id(other)), (4, mlm_data.corpus_id(other)), (5, mlm_data.corpus_id(other))]
@@ -465,9 +465,9 @@ def test_a_new_stage_starts_from_the_shipped_weights(tiny_corpus, tmp_path):
                 "--whole-word", "--max-steps", str(steps + 2), *TINY_ARGS])
     ck = torch.load(run / "checkpoint.pt", weights_only=False)
     assert ck["state"]["step"] == steps + 2 and ck["state"]["schedule_from_step"] == steps
-    curve = [json.loads(l) for l in (run / "curve.jsonl").read_text().splitlines()]
+    curve = [json.loads(line) for line in (run / "curve.jsonl").read_text().splitlines()]
     shipped_rows = (encoder.WEIGHTS_DIR / "curve.jsonl").read_text().splitlines()
-    assert [json.loads(l) for l in shipped_rows] == curve[: len(shipped_rows)]
+    assert [json.loads(line) for line in shipped_rows] == curve[: len(shipped_rows)]
     assert [r["step"] for r in curve[len(shipped_rows):]] == [steps, steps + 2]
     out = export.export(run, tmp_path / "weights", corpora=[tiny_corpus])
     assert out["stages"][:-1] == manifest["stages"]

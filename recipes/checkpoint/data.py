@@ -62,7 +62,10 @@ def load_data(corpus: Path, out: Path, tokenizer, seq_len: int) -> tuple[torch.T
     if cache.is_file():
         d = torch.load(cache)
         return d["train"], d["heldout"]
-    read = lambda name: [l for l in (corpus / name).read_text(encoding="utf-8").splitlines() if l.strip()]
+
+    def read(name: str) -> list[str]:
+        return [line for line in (corpus / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+
     train, heldout = pack(read("train.txt"), tokenizer, seq_len), pack(read("heldout.txt"), tokenizer, seq_len)
     torch.save({"train": train, "heldout": heldout}, str(cache) + ".tmp")
     os.replace(str(cache) + ".tmp", cache)

@@ -54,7 +54,7 @@ with torch.no_grad():
     logits = model(**batch).logits  # [2, 16, vocab]
 t2 = time.time()
 try:  # this process's own high-water mark; ru_maxrss would carry a forking parent's over exec
-    peak_kb = int([l for l in open("/proc/self/status") if l.startswith("VmHWM")][0].split()[1])
+    peak_kb = int([line for line in open("/proc/self/status") if l.startswith("VmHWM")][0].split()[1])
 except OSError:
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"import_s": round(t1 - t0, 2), "load_forward_s": round(t2 - t1, 2),
@@ -82,7 +82,7 @@ def load_model(spec: str | None, corpus: Path, run: Path | None = None):
             rows = torch.load(cache)["train"]
         else:
             lines = (corpus / "train.txt").read_text(encoding="utf-8").splitlines()
-            rows = pack([l for l in lines if l.strip()], load_tokenizer(), 128)
+            rows = pack([line for line in lines if line.strip()], load_tokenizer(), 128)
         return build_model(rows).eval(), load_tokenizer(), minilm_path()
     if spec is None:
         from bertlab.models import checkpoint_path
@@ -95,7 +95,7 @@ def load_model(spec: str | None, corpus: Path, run: Path | None = None):
 
 
 def heldout_eval(model, tokenizer, corpus: Path, n_seqs: int = 0, seq_len: int = 128) -> dict:
-    lines = [l for l in (corpus / "heldout.txt").read_text(encoding="utf-8").splitlines() if l.strip()]
+    lines = [line for line in (corpus / "heldout.txt").read_text(encoding="utf-8").splitlines() if line.strip()]
     rows = pack(lines, tokenizer, seq_len)  # [n, seq_len]
     eval_set = fixed_eval_set(rows, tokenizer, n_seqs or len(rows), seed=EVAL_SEED)
     loss, acc = evaluate(model, eval_set)

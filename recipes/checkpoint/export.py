@@ -99,7 +99,7 @@ def export(run: Path, out: Path = WEIGHTS_DIR, base: Path | None = None,
     if not torch.equal(state["bert.embeddings.word_embeddings.weight"], base_words):
         raise RuntimeError("bertlab: the run changed the word embeddings; the delta would be incomplete")
     delta = {k: v.to(torch.float16).contiguous() for k, v in state.items() if k not in NOT_SHIPPED}
-    curve = [json.loads(l) for l in (run / "curve.jsonl").read_text().splitlines() if l.strip()]
+    curve = [json.loads(line) for line in (run / "curve.jsonl").read_text().splitlines() if line.strip()]
     out.mkdir(parents=True, exist_ok=True)
     save_file(delta, out / DELTA_FILE, metadata={"format": "pt", "bertlab_name": BERTLAB_NAME})
     os.chmod(out / DELTA_FILE, 0o644)  # safetensors writes 0600

@@ -124,7 +124,7 @@ def train(args: argparse.Namespace) -> dict:
             torch.set_rng_state(ck["torch_rng"])
         st = ck["state"]
         st["budget_s"] = st["wall"] + args.minutes * 60 if args.minutes else st["budget_s"]
-        rows = [json.loads(l) for l in curve_path.read_text().splitlines()] if curve_path.is_file() else []
+        rows = [json.loads(line) for line in curve_path.read_text().splitlines()] if curve_path.is_file() else []
         curve_path.write_text("".join(json.dumps(r) + "\n" for r in rows if r["step"] <= st["step"]))
         print(f"resumed from step {st['step']} ({st['wall'] / 60:.1f} min trained)")
         if args.max_steps and st["step"] >= args.max_steps:
