@@ -5,7 +5,11 @@ PostgreSQL, the same grades as locally into SQLite, and a worker killed mid-batc
 
 The cluster is a real ``distributed.LocalCluster`` of two worker processes (the machine's two
 cores); the PostgreSQL server is Debian's, started for these tests (``tests/postgres.py``): those
-tests skip, saying why, only where no server can be started."""
+tests skip, saying why, only where no server can be started.
+
+Everything here grades the grader's test course (``tests/grader_course``: one tiny assignment in
+plain Python that loads no model), so a kernel takes a second, not a model load; the course's own
+notebooks are graded in the round trips (``tests/test_assignments.py``)."""
 
 from __future__ import annotations
 
@@ -25,19 +29,30 @@ from postgres import Server
 
 pytestmark = pytest.mark.slow
 
-ASSIGNMENT = "ps00-tokens"  # the quickest to grade
+ASSIGNMENT = "fx00-tiny"  # the grader's test course's one assignment
+FIRST_TESTS = {"test_word_lengths", "test_word_lengths_hidden"}  # the first graded function's tests
+POINTS = 6  # the assignment's points
+PAUSE = 8  # seconds: how long the tasks a killed worker was running take at least
+
+
+def make_course(dest):
+    return course_fixture.make_course(dest, repo=course_fixture.GRADER_COURSE)
+
+
+def solution_notebook():
+    return course_fixture.solution_notebook(ASSIGNMENT, course_fixture.GRADER_COURSE)
 
 
 def submissions(course):
     """An honest student, one who handed in the stub, one who killed the kernel halfway, one
     whose file is not a notebook."""
-    solution = course_fixture.solution_notebook(ASSIGNMENT)
+    solution = solution_notebook()
     released = nbformat.read(course_fixture.release(course, ASSIGNMENT), as_version=4)
     course_fixture.submit(course, ASSIGNMENT, "ada", solution)
     course_fixture.submit(course, ASSIGNMENT, "cy", released)
     killer = nbformat.from_dict(solution)
     last = max(i for i, c in enumerate(killer.cells) if c.metadata.get("nbgrader", {}).get("grade")
-               and c.metadata["nbgrader"]["grade_id"] == "test_pad_batch_hidden")
+               and c.metadata["nbgrader"]["grade_id"] == "test_word_lengths_hidden")
     killer.cells.insert(last + 1, nbformat.v4.new_code_cell("import os; os._exit(1)"))
     course_fixture.submit(course, ASSIGNMENT, "dee", killer)
     course_fixture.submit(course, ASSIGNMENT, "eve", solution).write_text("not a notebook")
@@ -47,7 +62,7 @@ def submissions(course):
 def graded(tmp_path_factory):
     """Four submissions graded by the parallel grader, two at a time. (``make bench`` grades 20
     with plain ``nbgrader autograde`` as well and checks the scores are identical.)"""
-    ours = course_fixture.make_course(tmp_path_factory.mktemp("parallel"))
+    ours = make_course(tmp_path_factory.mktemp("parallel"))
     submissions(ours)
     outcomes = parallel.autograde(ours, ASSIGNMENT, workers=2, progress=False)
     return ours, {o.student: o for o in outcomes}
@@ -80,7 +95,7 @@ def on_cluster(tmp_path_factory, cluster, postgres):
     PostgreSQL gradebook (``autograde --scheduler``)."""
     _, client = cluster
     url = postgres.database()
-    remote = course_fixture.make_course(tmp_path_factory.mktemp("remote"))
+    remote = make_course(tmp_path_factory.mktemp("remote"))
     with gradebook(url):
         submissions(remote)
         outcomes = {o.student: o for o in distributed.autograde(remote, ASSIGNMENT, client, progress=False)}
@@ -91,11 +106,11 @@ def test_each_submission_scores_what_its_content_deserves(graded):
     ours, outcomes = graded
     assert sorted(outcomes) == ["ada", "cy", "dee", "eve"]
     full = course_fixture.scores(ours, ASSIGNMENT, "ada")
-    assert all(s.score == s.max_score for s in full.values()) and len(full) >= 6
+    assert all(s.score == s.max_score for s in full.values()) and len(full) == 4
     assert sum(s.score for s in course_fixture.scores(ours, ASSIGNMENT, "cy").values()) == 0
     dee = course_fixture.scores(ours, ASSIGNMENT, "dee")
     kept = {k for k, s in dee.items() if s.score}
-    assert kept == {"test_pad_batch", "test_pad_batch_hidden"}, "the cells before the kernel died keep their scores"
+    assert kept == FIRST_TESTS, "the cells before the kernel died keep their scores"
     assert not outcomes["eve"].success and outcomes["ada"].success
     assert (ours / "autograder" / "autograded" / "ada" / ASSIGNMENT).is_dir()
 
@@ -112,7 +127,7 @@ def test_the_cluster_into_postgresql_grades_as_the_local_grader_into_sqlite(grad
     assert not outcomes["eve"].success and outcomes["ada"].success
     for student in ("ada", "cy", "dee"):
         assert scores(local, None, student) == scores(remote, url, student), student
-    assert sum(s for s, _ in scores(remote, url, "ada").values()) == 9
+    assert sum(s for s, _ in scores(remote, url, "ada").values()) == POINTS
     with gradebook(None):
         here = grade_report.report(local, ASSIGNMENT)
     with gradebook(url):
@@ -135,12 +150,12 @@ def test_a_manual_score_survives_a_regrade(graded):
 
     ours, _ = graded
     with Gradebook(parallel.db_url(ours)) as gradebook:
-        grade = gradebook.find_grade("test_pad_batch_hidden", course_fixture.notebook_name(ASSIGNMENT), ASSIGNMENT, "cy")
+        grade = gradebook.find_grade("test_word_lengths_hidden", course_fixture.notebook_name(ASSIGNMENT, ours), ASSIGNMENT, "cy")
         grade.manual_score = 1.0
         gradebook.db.commit()
     parallel.autograde(ours, ASSIGNMENT, workers=1, students=["cy"], force=True, progress=False)
     with Gradebook(parallel.db_url(ours)) as gradebook:
-        grade = gradebook.find_grade("test_pad_batch_hidden", course_fixture.notebook_name(ASSIGNMENT), ASSIGNMENT, "cy")
+        grade = gradebook.find_grade("test_word_lengths_hidden", course_fixture.notebook_name(ASSIGNMENT, ours), ASSIGNMENT, "cy")
         assert grade.manual_score == 1.0 and grade.auto_score == 0
 
 
@@ -156,7 +171,7 @@ def test_the_command_reports_every_student_and_names_who_needs_a_look(graded, ca
 
 def test_a_student_with_no_submission_is_a_clear_error(graded):
     ours, _ = graded
-    with pytest.raises(FileNotFoundError, match="no submission of ps00-tokens for zed"):
+    with pytest.raises(FileNotFoundError, match=f"no submission of {ASSIGNMENT} for zed"):
         parallel.autograde(ours, ASSIGNMENT, students=["zed"], progress=False)
 
 
@@ -165,11 +180,11 @@ def test_release_then_collect_a_canvas_zip_and_a_folder(tmp_path, capsys):
     resubmitted ones too) through nbgrader's zip_collect, and copies a folder of student folders."""
     import zipfile
 
-    course = course_fixture.make_course(tmp_path / "course")
+    course = make_course(tmp_path / "course")
     assert cli.main(["autograde", ASSIGNMENT, "--course", str(course)]) == 2
     assert "release it first" in capsys.readouterr().err
     assert cli.main(["release", ASSIGNMENT, "--course", str(course)]) == 0
-    notebook = nbformat.writes(course_fixture.solution_notebook(ASSIGNMENT))
+    notebook = nbformat.writes(solution_notebook())
     archive = tmp_path / "submissions.zip"
     with zipfile.ZipFile(archive, "w") as z:
         z.writestr(f"lovelaceada_12345_678_{ASSIGNMENT}.ipynb", notebook)
@@ -219,7 +234,7 @@ def test_export_quotes_names_and_has_a_column_per_question(graded):
     assert totals["ada"][ASSIGNMENT] == rows["ada"]["score"]
     with named["canvas.csv"].open(newline="") as f:
         canvas = list(csv.DictReader(f))
-    assert canvas[0]["Student"].strip() == "Points Possible" and float(canvas[0][ASSIGNMENT]) == 9
+    assert canvas[0]["Student"].strip() == "Points Possible" and float(canvas[0][ASSIGNMENT]) == POINTS
     assert {r["SIS Login ID"]: r["Student"] for r in canvas[1:]}["ada"] == "Lovelace, Countess of, Ada"
     with named["moodle.csv"].open(newline="") as f:
         assert {r["Username"]: r[ASSIGNMENT] for r in csv.DictReader(f)}["ada"] == rows["ada"]["score"]
@@ -232,7 +247,7 @@ def test_feedback_for_one_student_hides_the_hidden_tests(graded):
     ours, _ = graded
     assert cli.main(["feedback", ASSIGNMENT, "--student", "ada", "--course", str(ours)]) == 0
     html = course_fixture.readable(ours / "autograder" / "feedback" / "ada" / ASSIGNMENT / f"{ASSIGNMENT}.html")
-    hidden = course_fixture.marked_pairs(course_fixture.solution_notebook(ASSIGNMENT), "HIDDEN TESTS")
+    hidden = course_fixture.marked_pairs(solution_notebook(), "HIDDEN TESTS")
     assert hidden and not [pair for pair in hidden if pair in html]
     assert not (ours / "autograder" / "feedback" / "cy").exists(), "only the student asked for"
 
@@ -240,7 +255,9 @@ def test_feedback_for_one_student_hides_the_hidden_tests(graded):
 def test_reruns_on_the_cluster_change_nothing_even_with_a_worker_killed_midway(on_cluster, cluster):
     """Three reruns: two that skip what has not changed, and a forced one during which a busy
     worker is killed (SIGKILL): its submission is graded again on another worker, exactly once,
-    and nothing in the gradebook changes."""
+    and nothing in the gradebook changes. (Before the forced one, ada's and dee's notebooks get
+    a cell that sleeps a few seconds, as a model load would: a task that long is surely still
+    running when its worker is killed.)"""
     from nbgrader.api import Gradebook, SubmittedAssignment
 
     remote, url, _ = on_cluster
@@ -250,6 +267,11 @@ def test_reruns_on_the_cluster_change_nothing_even_with_a_worker_killed_midway(o
         for _ in range(2):  # unchanged: skipped; only eve's file, never graded, is tried again
             rerun = distributed.autograde(remote, ASSIGNMENT, client, progress=False)
             assert [(o.student, o.success) for o in rerun] == [("eve", False)]
+        for student in ("ada", "dee"):  # the same work, and a pause before it
+            path = layout.submission(remote, student, ASSIGNMENT) / f"{ASSIGNMENT}.ipynb"
+            notebook = nbformat.read(path, as_version=4)
+            notebook.cells.insert(2, nbformat.v4.new_code_cell(f"import time\ntime.sleep({PAUSE})"))
+            nbformat.write(notebook, path)
         done: dict = {}
         grader = threading.Thread(target=lambda: done.update(outcomes=distributed.autograde(
             remote, ASSIGNMENT, client, students=["ada", "dee"], force=True, progress=False)))
@@ -257,7 +279,7 @@ def test_reruns_on_the_cluster_change_nothing_even_with_a_worker_killed_midway(o
         deadline = time.monotonic() + 120
         while not any(client.processing().values()) and time.monotonic() < deadline:
             time.sleep(0.2)
-        time.sleep(3)  # well into the tasks
+        time.sleep(PAUSE / 2)  # well into the tasks
         busy = next(address for address, tasks in client.processing().items() if tasks)
         os.kill(client.run(os.getpid)[busy], signal.SIGKILL)
         grader.join(timeout=600)
