@@ -16,11 +16,12 @@ from packaging.version import Version
 
 REPO = Path(__file__).resolve().parents[1]
 AUDIENCES = ["course", "book", "grader", "test"]
-# Pinned for an audience, but not imported by the package: what a student opens the exercises in,
-# and the tool that compiles the locks.
-NOT_IN_PYPROJECT = {"course": {"jupyterlab"}, "test": {"pip-tools"}}
-# Neither the grader, nor the book toolchain, nor the test tools reach a student.
-NOT_FOR_STUDENTS = ["nbgrader", "distributed", "dask", "psycopg2-binary", "sqlalchemy", "playwright",
+# Pinned for an audience, but not imported by the package: what a student opens the exercises in
+# (JupyterLab, and nbgrader for its Validate button), and the tool that compiles the locks.
+NOT_IN_PYPROJECT = {"course": {"jupyterlab", "nbgrader"}, "test": {"pip-tools"}}
+# Neither the grader (its cluster and gradebook server), nor the book toolchain, nor the test tools
+# reach a student. nbgrader does: its Validate button is how a student checks a notebook.
+NOT_FOR_STUDENTS = ["distributed", "dask", "psycopg2-binary", "playwright",
                     "pytest", "pytest-xdist", "jupyter-book", "sphinx", "ruff", "pip-tools"]
 
 
