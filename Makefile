@@ -66,7 +66,7 @@ book: install
 # process: more would oversubscribe the cores (the book build runs beside make test).
 #   make check   the fast loop: unit tests, and every known-wrong and alternative-correct
 #                implementation of every assignment graded in process (tests/test_variants.py)
-#   make test    what CI runs: make check's tests, then one nbgrader round trip per assignment,
+#   make test    what CI runs: ruff and make check's tests, then one nbgrader round trip per assignment,
 #                the hostile and parallel graders (Dask, PostgreSQL), JupyterLab, beside the
 #                strict book build (its log in _build/book.log); then the built site in Chromium
 JOBS ?= 2
@@ -77,7 +77,7 @@ check: install lint
 	$(PYTEST) -m "not slow and not site"
 
 test: export OMP_NUM_THREADS := 1
-test: install
+test: install lint
 	@mkdir -p _build
 	@$(MAKE) --no-print-directory book > _build/book.log 2>&1 & book=$$!; \
 	$(PYTEST) -m "not site"; tests=$$?; \
