@@ -4,8 +4,8 @@
 - the reference solution scores full marks;
 - five hostile submissions score what their honest content deserves, with the hostile
   suite's tricks packed into them so that every assignment meets them at almost no extra
-  grading time (``tests/test_hostile.py`` runs its whole list on ps00, one trick per
-  submission):
+  grading time (``tests/test_hostile.py`` runs its whole list, one trick per submission, on the
+  tiny test course ``tests/grader_course``, and the torch and answer-key tricks on ps00):
   a kernel rigged to blank every later cell scores 0; honest work that tries the network (off),
   prints 200 MB on one line (cut to the cap), runs an endless loop (interrupted), then kills
   its own kernel after the first test keeps exactly the tests before; every graded function
