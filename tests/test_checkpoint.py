@@ -521,3 +521,12 @@ def test_the_thread_tuner_probes_less_often_while_probes_lose_and_follows_a_busy
         used.append(tuner.threads_for_next_step())
         tuner.record(step_time[used[-1]])
     assert used[-5:] == [1] * 5, used[-10:]
+
+
+def test_measure_load_reports_a_forward_pass_and_its_peak():
+    """The load measurement (the model card's figures, `make bench`) runs its script in a fresh
+    interpreter: a mistake in that script is invisible to the linter, so run it."""
+    from recipes.checkpoint.evaluate import measure_load
+
+    result = measure_load(encoder.checkpoint_path())
+    assert result["logits_shape"][:2] == [2, 16] and result["peak_rss_mb"] > 0

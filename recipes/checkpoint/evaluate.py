@@ -54,7 +54,7 @@ with torch.no_grad():
     logits = model(**batch).logits  # [2, 16, vocab]
 t2 = time.time()
 try:  # this process's own high-water mark; ru_maxrss would carry a forking parent's over exec
-    peak_kb = int([line for line in open("/proc/self/status") if l.startswith("VmHWM")][0].split()[1])
+    peak_kb = int([line for line in open("/proc/self/status") if line.startswith("VmHWM")][0].split()[1])
 except OSError:
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"import_s": round(t1 - t0, 2), "load_forward_s": round(t2 - t1, 2),
