@@ -207,12 +207,13 @@ checkpoint: install
 # into bertlab/models/weights/bert2bert; then BERTShare (one set of weights for both halves) the same
 # way, exported into runs/bertshare/weights and not shipped; then scores both on the held-out pairs
 # (evaluation.json in bertlab/models/weights/bert2bert). Resumable: run it again and training goes
-# on from the last checkpoint in runs/bert2bert and runs/bertshare. The recipe: recipes/bert2bert.
+# on from the last checkpoint in runs/bert2bert and runs/bertshare. The recipe: recipes/bert2bert
+# (train.py, evaluate.py).
 BERT2BERT_STEPS ?= 1500
 bert2bert: install
 	$(BIN)/python -m recipes.bert2bert.train --out runs/bert2bert --max-steps $(BERT2BERT_STEPS)
 	$(BIN)/python -m recipes.bert2bert.train --share --out runs/bertshare --max-steps $(BERT2BERT_STEPS)
-	$(BIN)/python -m bertlab.bert2bert.evaluate --bertshare runs/bertshare/weights
+	$(BIN)/python -m recipes.bert2bert.evaluate --bertshare runs/bertshare/weights
 
 ## Masked diffusion (Chapter 6b): the course checkpoint trained at every masking ratio
 

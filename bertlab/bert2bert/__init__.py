@@ -6,8 +6,8 @@
   course checkpoint, with BERT's special tokens as the decoder's start, pad and end;
 - :mod:`bertlab.bert2bert.trainer`: fine-tuning with ``Seq2SeqTrainer`` (logged, seeded), as
   Chapter 7's live run and ``make bert2bert`` (``recipes/bert2bert/train.py``) both do;
-- :mod:`bertlab.bert2bert.scores` and :mod:`bertlab.bert2bert.evaluate`: ROUGE on the held-out
-  definitions, and the scores ``make bert2bert`` records.
+- :mod:`bertlab.bert2bert.scores`: the greedy and beam settings, writing definitions and ROUGE
+  on the held-out ones; ``make bert2bert`` records the scores with ``recipes/bert2bert/evaluate.py``.
 
 The shipped fine-tuned model is :mod:`bertlab.models.bert2bert`.
 """

@@ -16,6 +16,11 @@ from tqdm.auto import tqdm
 from bertlab.bert2bert import definitions
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
+#: ``generate`` settings of the two searches Chapter 7 compares and ``make bert2bert`` scores
+#: (``recipes/bert2bert/evaluate.py``): the likeliest token at each step, and four beams ranked by
+#: length-normalised log-probability with no repeated three-token sequence.
+GREEDY = {"num_beams": 1, "do_sample": False}
+BEAM = {"num_beams": 4, "length_penalty": 1.0, "no_repeat_ngram_size": 3, "early_stopping": True}
 
 
 def held_out_sample(n: int = 300) -> list[dict]:

@@ -11,7 +11,7 @@ ships. Rothe et al. (2020) fine-tune both halves; Chapter 7 says what that costs
 :func:`~bertlab.bert2bert.model.share_halves`): one set of weights serves both halves, so the
 encoder cannot stay frozen; everything but the word embeddings trains (14.7M parameters, about
 as many as BERT2BERT's run). Its tensors are exported to ``OUT/weights`` for
-:mod:`bertlab.bert2bert.evaluate` to score, not shipped: Chapter 7 quotes its figures from
+:mod:`recipes.bert2bert.evaluate` to score, not shipped: Chapter 7 quotes its figures from
 ``evaluation.json`` and ships one trained model, not two.
 
 Training is transformers' ``Seq2SeqTrainer`` (teacher forcing: labels shifted right into decoder

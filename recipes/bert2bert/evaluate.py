@@ -8,10 +8,12 @@ Chapter 6) shown three training pairs as examples. Writes
 ``bertlab/models/weights/bert2bert/evaluation.json``, which Chapter 7 reads and re-checks on a
 subset in its own run.
 
-    python -m bertlab.bert2bert.evaluate [--n 300] [--bertshare runs/bertshare/weights] [--only WRITER ...]
+    python -m recipes.bert2bert.evaluate [--n 300] [--bertshare runs/bertshare/weights] [--only WRITER ...]
 
 ``--only`` rescores the named writers and keeps the others' figures from the existing file (the
 same sample, checked): a retrained BERTShare costs its own minute, not the decoder's five.
+The two search settings, :data:`~bertlab.bert2bert.scores.GREEDY` and
+:data:`~bertlab.bert2bert.scores.BEAM`, live in the package, where Chapter 7 reuses them.
 """
 
 from __future__ import annotations
@@ -23,10 +25,15 @@ from pathlib import Path
 
 from bertlab.bert2bert import definitions
 from bertlab.models.bert2bert import WEIGHTS_DIR, bert2bert_path
-from bertlab.bert2bert.scores import few_shot_conversation, held_out_sample, rouge, write_definitions
+from bertlab.bert2bert.scores import (
+    BEAM,
+    GREEDY,
+    few_shot_conversation,
+    held_out_sample,
+    rouge,
+    write_definitions,
+)
 
-BEAM = {"num_beams": 4, "length_penalty": 1.0, "no_repeat_ngram_size": 3, "early_stopping": True}
-GREEDY = {"num_beams": 1, "do_sample": False}
 N_SHOTS = 3
 
 
