@@ -24,7 +24,7 @@ ASSIGNMENT ?= $(lastword $(ASSIGNMENTS))
 JB_FLAGS := -W -n --keep-going
 
 .PHONY: FORCE install lint book check test exercises lab release collect autograde regrade feedback grades bench \
-        checkpoint bert2bert diffusion clean
+        checkpoint bert2bert diffusion diffusion-control clean
 
 # One lock of requirements/ (compiled from its .in file: docs/contributing.md) and the course
 # package, editable. LOCK=test is everything: the course, the book, the grader and the test tools
@@ -228,6 +228,14 @@ DIFFUSION_MINUTES ?= 85
 diffusion: install
 	PYTHONPATH=book $(BIN)/python -m recipes.diffusion.train --out runs/diffusion \
 	  --max-steps $(DIFFUSION_STEPS) --minutes $(DIFFUSION_MINUTES)
+
+# The control Chapter 6b lacks: the same trainer, pairs, seed and steps with the masking ratio
+# fixed at DIFFUSION_FIXED_RATIO (0.15: BERT's), exported to
+# bertlab/models/weights/diffusion-fixed-15 (about as long as `make diffusion`; resumable).
+DIFFUSION_FIXED_RATIO ?= 0.15
+diffusion-control: install
+	PYTHONPATH=book $(BIN)/python -m recipes.diffusion.train --out runs/diffusion-fixed-$(DIFFUSION_FIXED_RATIO) \
+	  --fixed-ratio $(DIFFUSION_FIXED_RATIO) --max-steps $(DIFFUSION_STEPS) --minutes $(DIFFUSION_MINUTES)
 
 ## Measurements ------------------------------------------------------------------------------
 

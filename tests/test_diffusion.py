@@ -133,3 +133,33 @@ def test_the_shipped_model_is_small_and_loads_offline_with_from_pretrained(tmp_p
     model = AutoModelForMaskedLM.from_pretrained(path)
     assert model.config.bertlab_name == "bertlab-masked-diffusion-definitions"
     assert shipped_diffusion.diffusion_path(cache_dir=tmp_path) == path, "assembled once, then reused"
+
+
+def test_the_fixed_ratio_control_masks_every_row_at_its_ratio_with_the_same_draws():
+    ids = torch.arange(4 * 50).reshape(4, 50) % 200 + 200
+    maskable = torch.ones(4, 50, dtype=torch.bool)
+    maskable[:, :5] = False
+    noisy, masked, t = diffusion_training.fixed_ratio_mask(ids, maskable, MASK, 0.15, torch.Generator().manual_seed(2))
+    assert (t == 0.15).all() and not masked[:, :5].any() and (noisy[masked] == MASK).all()
+    # the same draws as diffusion_mask: a position is masked where its uniform draw is below t
+    generator = torch.Generator().manual_seed(2)
+    torch.rand(4, generator=generator)
+    assert torch.equal(masked, (torch.rand(4, 50, generator=generator) < 0.15) & maskable)
+    with pytest.raises(ValueError, match="fixed masking ratio"):
+        diffusion_training.fixed_ratio_mask(ids, maskable, MASK, 0.0)
+
+
+def test_the_control_recipe_trains_a_few_steps_and_exports_a_manifest(tmp_path):
+    from recipes.diffusion import train
+
+    args = train.parse_args(["--fixed-ratio", "0.15"])
+    assert args.weights.name == "diffusion-fixed-15" and args.fixed_ratio == 0.15
+    with pytest.raises(SystemExit):
+        train.parse_args(["--fixed-ratio", "1.5"])
+    train.main(["--fixed-ratio", "0.15", "--out", str(tmp_path / "run"), "--weights", str(tmp_path / "w"),
+                "--max-steps", "2", "--batch-size", "2", "--log-steps", "1", "--save-steps", "0", "--minutes", "0"])
+    record = json.loads((tmp_path / "w" / "manifest.json").read_text())
+    assert record["bertlab_name"] == "bertlab-fixed-ratio-15-definitions"
+    assert record["settings"]["fixed_ratio"] == 0.15 and record["settings"]["steps_done"] == 2
+    assert record["settings"]["total_seconds"] >= record["settings"]["last_session_seconds"] >= 0
+    assert len(record["curve"]) == 2

@@ -84,15 +84,35 @@ def collate(items: list[dict], pad_id: int = 0) -> dict:
     return {"input_ids": ids, "token_type_ids": segments, "attention_mask": attention, "maskable": maskable}
 
 
-def diffusion_step_loss(model, batch: dict, mask_token_id: int, generator: torch.Generator | None = None):
+def fixed_ratio_mask(input_ids: torch.Tensor, maskable: torch.Tensor, mask_token_id: int, ratio: float,
+                     generator: torch.Generator | None = None):
+    """The control for Chapter 6b: :func:`reference.diffusion.diffusion_mask` with every row's t
+    fixed at ``ratio`` (0.15: BERT's share, without its 80/10/10 replacement). The same draws are
+    taken (``B`` ratios, then ``B * T`` positions), so a seed gives the same batches and positions
+    as the diffusion run. Returns (noisy_ids [B, T], masked bool [B, T], t [B])."""
+    if not 0 < ratio <= 1:
+        raise ValueError(f"a fixed masking ratio must be in (0, 1], got {ratio}")
+    B, T = input_ids.shape
+    torch.rand(B, generator=generator)  # the ratio draws of diffusion_mask, discarded
+    t = torch.full((B,), float(ratio))                                          # [B]
+    masked = (torch.rand(B, T, generator=generator) < t[:, None]) & maskable    # [B, T]
+    return input_ids.masked_fill(masked, mask_token_id), masked, t
+
+
+def diffusion_step_loss(model, batch: dict, mask_token_id: int, generator: torch.Generator | None = None,
+                        fixed_ratio: float | None = None):
     """The masked-diffusion loss of one batch, logits computed at the masked positions only.
 
     Equal to :func:`reference.diffusion.diffusion_loss` on the full logits (sum over masked
     positions of CE / t, divided by the number of maskable positions), for a fraction of the
-    MLM head's cost. Returns (loss, number of masked tokens).
+    MLM head's cost. With ``fixed_ratio`` every row is masked at that ratio instead
+    (:func:`fixed_ratio_mask`; 1/t is then a constant factor). Returns (loss, number of masked tokens).
     """
     ids, maskable = batch["input_ids"], batch["maskable"]
-    noisy, masked, t = diffusion_mask(ids, maskable, mask_token_id, generator)            # [B, T], [B, T], [B]
+    if fixed_ratio is None:
+        noisy, masked, t = diffusion_mask(ids, maskable, mask_token_id, generator)        # [B, T], [B, T], [B]
+    else:
+        noisy, masked, t = fixed_ratio_mask(ids, maskable, mask_token_id, fixed_ratio, generator)
     hidden = model.bert(input_ids=noisy, token_type_ids=batch["token_type_ids"],
                         attention_mask=batch["attention_mask"]).last_hidden_state  # [B, T, H]
     logits = model.cls(hidden[masked])                                                  # [M, V]
@@ -103,15 +123,16 @@ def diffusion_step_loss(model, batch: dict, mask_token_id: int, generator: torch
 
 def make_trainer(model, tokenizer, pairs: list[tuple[str, str]], out: Path, max_steps: int, batch_size: int = 32,
                  lr: float = 2e-4, warmup: int = 100, log_steps: int = 25, save_steps: int | None = 250,
-                 seed: int = 0, callbacks: list = (), minutes: float | None = None):
+                 seed: int = 0, callbacks: list = (), minutes: float | None = None,
+                 fixed_ratio: float | None = None):
     """A ``Trainer`` whose loss is :func:`diffusion_step_loss`; the masks come from torch's global
     generator, which the Trainer seeds and restores on resume. ``make diffusion`` and Chapter 6b's
-    live run both train through it."""
+    live run both train through it; ``fixed_ratio`` trains the control (``make diffusion-control``)."""
     from transformers import Trainer, TrainingArguments
 
     class DiffusionTrainer(Trainer):
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-            loss, _ = diffusion_step_loss(model, inputs, tokenizer.mask_token_id)
+            loss, _ = diffusion_step_loss(model, inputs, tokenizer.mask_token_id, fixed_ratio=fixed_ratio)
             return (loss, None) if return_outputs else loss
 
     args = TrainingArguments(

@@ -10,6 +10,11 @@ exports the trained tensors (fp16), their sha256 and a manifest (the settings, t
 
     PYTHONPATH=book python -m recipes.diffusion.train --out runs/diffusion --minutes 85
 
+``--fixed-ratio 0.15`` trains the control Chapter 6b lacks: the same trainer, pairs, format, seed,
+steps and frozen word embeddings, with every pair masked at 0.15 instead of t ~ U(0, 1); it
+exports to ``bertlab/models/weights/diffusion-fixed-15/`` (load it with
+``bertlab.models.diffusion.diffusion_path(weights_dir)``). ``make diffusion-control`` runs it.
+
 (``PYTHONPATH=book``: the book's ``reference`` package, where the trainer lives.)
 """
 
@@ -30,6 +35,20 @@ from recipes.hardware import hardware
 from reference.diffusion_training import definition_pairs, freeze_word_embeddings, make_trainer, trained_names
 
 
+def control_weights_dir(fixed_ratio: float) -> Path:
+    """Where a fixed-ratio control exports: ``diffusion-fixed-15`` beside the shipped model's folder."""
+    return WEIGHTS_DIR.parent / f"diffusion-fixed-{round(100 * fixed_ratio)}"
+
+
+def total_seconds(run: Path, this_session: float) -> int:
+    """Wall-clock seconds over every session of a resumable run (kept in ``sessions.json``)."""
+    log = run / "sessions.json"
+    sessions = json.loads(log.read_text()) if log.exists() else []
+    sessions.append(round(this_session))
+    log.write_text(json.dumps(sessions) + "\n")
+    return sum(sessions)
+
+
 def export(model, run: Path, settings: dict, weights_dir: Path) -> Path:
     """The trained tensors (fp16) and the manifest (sha256, settings, curve) into ``weights_dir``."""
     from safetensors.torch import save_file
@@ -40,7 +59,9 @@ def export(model, run: Path, settings: dict, weights_dir: Path) -> Path:
     save_file({k: state[k].detach().to(torch.float16).contiguous() for k in names},
               weights_dir / "delta.safetensors", metadata={"format": "pt"})
     curve = [json.loads(line) for line in (run / "curve.jsonl").read_text().splitlines()]
-    manifest = {"bertlab_name": "bertlab-masked-diffusion-definitions", "weights_file": "delta.safetensors",
+    fixed = settings.get("fixed_ratio")
+    name = f"bertlab-fixed-ratio-{round(100 * fixed)}-definitions" if fixed else "bertlab-masked-diffusion-definitions"
+    manifest = {"bertlab_name": name, "weights_file": "delta.safetensors",
                 "sha256": sha256(weights_dir / "delta.safetensors"),
                 "base": "the course checkpoint (bertlab-minilm-l6-mlm); word embeddings frozen",
                 "trained_parameters": sum(state[k].numel() for k in names), "settings": settings,
@@ -61,8 +82,16 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--log-steps", type=int, default=25)
     ap.add_argument("--save-steps", type=int, default=250)
     ap.add_argument("--no-resume", action="store_true", help="start over even if OUT has checkpoints")
-    ap.add_argument("--weights", type=Path, default=WEIGHTS_DIR, help=f"where to export (default: {WEIGHTS_DIR})")
-    return ap.parse_args(argv)
+    ap.add_argument("--fixed-ratio", type=float, default=None,
+                    help="mask every pair at this ratio instead of t ~ U(0, 1): the control run (e.g. 0.15)")
+    ap.add_argument("--weights", type=Path, default=None,
+                    help=f"where to export (default: {WEIGHTS_DIR}, or diffusion-fixed-NN beside it with --fixed-ratio)")
+    args = ap.parse_args(argv)
+    if args.fixed_ratio is not None and not 0 < args.fixed_ratio <= 1:
+        ap.error(f"--fixed-ratio must be in (0, 1], got {args.fixed_ratio}")
+    if args.weights is None:
+        args.weights = WEIGHTS_DIR if args.fixed_ratio is None else control_weights_dir(args.fixed_ratio)
+    return args
 
 
 def main(argv=None) -> None:
@@ -75,19 +104,22 @@ def main(argv=None) -> None:
     model = AutoModelForMaskedLM.from_pretrained(path)
     trainable = freeze_word_embeddings(model)
     pairs = definition_pairs("train")
-    print(f"masked diffusion from the course checkpoint: {trainable:,} parameters train, {len(pairs):,} definitions")
+    objective = "masked diffusion" if args.fixed_ratio is None else f"fixed-ratio control (t = {args.fixed_ratio})"
+    print(f"{objective} from the course checkpoint: {trainable:,} parameters train, {len(pairs):,} definitions")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     trainer = make_trainer(model, tokenizer, pairs, out, args.max_steps, args.batch_size, args.lr, args.warmup,
                            args.log_steps, args.save_steps, args.seed, [CurveLog(out / "curve.jsonl")],
-                           args.minutes or None)
+                           args.minutes or None, fixed_ratio=args.fixed_ratio)
     resume = any(out.glob("checkpoint-*")) and not args.no_resume
     start = time.perf_counter()
     trainer.train(resume_from_checkpoint=True if resume else None)
     trainer.save_model(str(out / "last"))
     settings = {k: v for k, v in vars(args).items() if k not in ("out", "weights", "no_resume")}
+    session = time.perf_counter() - start
     folder = export(model, out, {**settings, "steps_done": trainer.state.global_step,
-                                 "last_session_seconds": round(time.perf_counter() - start)}, args.weights)
+                                 "last_session_seconds": round(session),
+                                 "total_seconds": total_seconds(out, session)}, args.weights)
     print(f"exported to {folder} ({(folder / 'delta.safetensors').stat().st_size / 2**20:.1f} MB)")
 
 
