@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Compiles the locks (requirements/*.txt) from the top-level pins (requirements/*.in) with
-# pip-tools' pip-compile, in layers: course, then book, grader and test, each constrained by the
-# locks before it, so that a package has one version in every lock.
+# pip-tools' pip-compile, in layers: course, then book, grader, hub (the grader's, plus JupyterHub)
+# and test, each constrained by the locks before it, so that a package has one version in every lock.
 #   requirements/compile.sh                    after editing a pin in a .in file
 #   requirements/compile.sh -P transformers    upgrade one package (pip-compile --upgrade-package)
 # pip-compile keeps every version already in a lock unless a .in file or -P asks for another.
@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 compile=$(command -v .venv/bin/pip-compile || command -v pip-compile) \
     || { echo "compile.sh: pip-compile not found: make install, or pip install pip-tools" >&2; exit 2; }
-for name in course book grader test; do
+for name in course book grader hub test; do
     lock=requirements/$name.txt
     CUSTOM_COMPILE_COMMAND=requirements/compile.sh "$compile" --quiet --allow-unsafe --strip-extras \
         --no-emit-index-url --no-emit-find-links "$@" --output-file "$lock" "requirements/$name.in"
