@@ -146,3 +146,13 @@ def test_generate_answers_batched_equals_one_at_a_time():
     alone = [generate_answers(model, tokenizer, [c], max_new_tokens=5)[0] for c in conversations]
     assert batched == alone
     assert tokenizer.padding_side == side  # restored
+
+
+def test_copied_passage_is_the_one_holding_most_of_the_answer():
+    from bertlab.retrieval.answering import copied_passage
+
+    passages = ["Cartwright: English inventor of the power loom.", "Hargreaves: English inventor of the spinning jenny."]
+    assert copied_passage("James Hargreaves, the inventor", passages) == 1
+    assert copied_passage("English inventor", passages) == 0  # a tie goes to the first
+    assert copied_passage("Alexander Graham Bell", passages) is None
+    assert copied_passage("", passages) is None

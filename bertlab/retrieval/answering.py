@@ -37,3 +37,15 @@ def generate_answers(decoder, tokenizer, conversations: list[list[dict]], max_ne
 def answer_matches(answer: str, accepted: list[str]) -> bool:
     """Whether a generated answer names one of the accepted answers (whole words, any case)."""
     return any(re.search(rf"(?<!\w){re.escape(a)}(?!\w)", answer, flags=re.IGNORECASE) for a in accepted)
+
+
+def copied_passage(answer: str, passages: list[str]) -> int | None:
+    """Which of ``passages`` a generated answer copies (Chapter 8): the index of the passage that
+    holds the largest share of the answer's words (lower-cased, letters and digits; the first on
+    a tie), or None when none holds at least half of them."""
+    words = re.findall(r"\w+", answer.lower())
+    if not words:
+        return None
+    shares = [sum(w in set(re.findall(r"\w+", p.lower())) for w in words) / len(words) for p in passages]
+    best = max(range(len(passages)), key=lambda i: (shares[i], -i))
+    return best if shares[best] >= 0.5 else None

@@ -4,7 +4,7 @@ The canvas is a BERT sentence pair, ``[CLS] word : sentence [SEP] [MASK] x N [SE
 the masked diffusion model was trained on (``diffusion_training.encode``). Each step runs the
 model on the whole canvas and commits some masked positions: the most confident ones
 (:func:`reference.diffusion.unmask_step`, LLaDA's low-confidence remasking) or, with
-``order="random"``, a random choice of them (the ancestral sampler of MDLM, greedy). How many at
+``order="random"``, a random choice of them (LLaDA's random remasking at temperature 0). How many at
 each step comes from :func:`reference.diffusion.tokens_per_step`. With ``block`` set, the canvas
 is written block by block from the left (LLaDA's semi-autoregressive sampling), each block taking
 an equal share of the steps.
