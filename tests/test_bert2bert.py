@@ -179,3 +179,16 @@ def test_bertshare_trains_saves_and_loads_back_as_one_set_of_weights(tokenizer, 
     bias = loaded.encoder.encoder.layer[0].output.dense.bias
     assert bias is loaded.decoder.bert.encoder.layer[0].output.dense.bias, "the halves share it again"
     assert torch.allclose(bias, model.encoder.encoder.layer[0].output.dense.bias.half().float())
+
+
+def test_paired_bootstrap_centres_on_the_mean_difference_and_is_seeded():
+    from bertlab.bert2bert.scores import paired_bootstrap, rouge_per_text
+
+    a, b = [10.0, 12.0, 9.0, 11.0] * 5, [8.0, 12.0, 9.0, 7.0] * 5
+    mean, low, high = paired_bootstrap(a, b)
+    assert mean == 1.5 and low <= mean <= high and low >= 0
+    assert paired_bootstrap(a, b) == (mean, low, high)
+    assert paired_bootstrap(a, a) == (0.0, 0.0, 0.0)
+    with pytest.raises(ValueError, match="same"):
+        paired_bootstrap(a, b[:-1])
+    assert rouge_per_text(["a river bank", "money"], ["the bank of a river", "money"])[1] == 100.0
