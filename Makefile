@@ -74,9 +74,11 @@ $(STAMP): requirements/$(LOCK).txt pyproject.toml
 FORCE:
 
 # ruff (pyproject.toml, [tool.ruff]) on the Python files; notebooks are left to the round trips.
+# The book's code cells must be formatted to their column (tools/format_book_code.py fixes them).
 lint: install
 	$(call needs,test,ruff and pytest)
 	$(BIN)/ruff check .
+	$(BIN)/python tools/format_book_code.py --check
 
 ## The website -------------------------------------------------------------------------------
 
