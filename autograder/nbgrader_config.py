@@ -81,6 +81,12 @@ c.GuardedExecute.answer_key_packages = ["bertlab", "reference"]
 # - the models a notebook loads, resolved (assembled into ~/.cache/bertlab) before the first kernel
 #   starts, since a sandboxed kernel cannot write the cache;
 c.GuardedExecute.prepare = ["bertlab.models:prepare_all"]
+# - what a kernel may read besides the system and the Python environment (its sandbox shows
+#   nothing else of the machine: no home folder, no course repository, no gradebook): the model
+#   cache and any model folder a variable names; and the variables that name the models;
+c.Sandbox.readable = ["bertlab.models:kernel_folders"]
+c.Sandbox.environment = ["BERTLAB_MODEL", "BERTLAB_DECODER", "BERTLAB_BERT2BERT", "BERTLAB_DIFFUSION",
+                         "BERTLAB_CACHE"]
 # - the library code the tests take their expected values from ("module:attribute.path"):
 #   transformers' BERT modules, pipelines and collator, torch's functional ops. Whenever a kernel
 #   has imported one's module, it must still be the library's own function; pointing one at the

@@ -1,12 +1,20 @@
-"""Feedback never shows hidden-test source, not even when a submission prints it.
+"""Feedback never shows hidden-test source, not even when a submission prints it, in any encoding.
 
 nbgrader's ``ClearHiddenTests`` removes the ``### BEGIN HIDDEN TESTS`` region from each test
 cell's source, but a cell's *outputs* go to the student as they are. A submission can put the
-hidden tests there itself: open the solution notebook from the course folder and print it, or
-read its caller's frame (``sys._getframe(1)``, IPython's ``In``) from inside a function a
-hidden test calls. :class:`RedactHiddenTests` runs in ``nbgrader generate_feedback`` before
-``ClearHiddenTests``: it collects the hidden-test lines of the notebook and replaces every
-output that contains one of them (or the marker itself) by a short notice.
+hidden tests there itself: read its caller's frame (``sys._getframe(1)``, IPython's ``In``)
+from inside a function a hidden test calls, and print it, reversed or base64-encoded, then or
+in any later cell. (The sandbox keeps the course's files out of its sight.)
+:class:`RedactHiddenTests` runs in ``nbgrader generate_feedback`` before ``ClearHiddenTests``,
+and keeps of the outputs only what is allowed, not what looks harmless:
+
+- what ran before the first hidden test cell is shown as it is (nothing hidden had run yet);
+- from the first hidden test cell on, every cell shows only its error, if it has one: the
+  exception's name and its message (written for students), cut at :attr:`message_chars`
+  characters and :attr:`message_lines` lines, never the source, a traceback or anything printed;
+- and every output that still quotes a hidden-test line (or the marker) is replaced by a notice.
+
+So what a submission can smuggle out is bounded by a few hundred characters per failing cell.
 
 Configured in ``autograder/nbgrader_config.py``; tested with hostile submissions in
 ``tests/test_hostile.py``.
@@ -61,8 +69,24 @@ def spellings(text: str) -> list[str]:
     return [text, unjson, html.unescape(text), html.unescape(unjson)]
 
 
+def error_only(outputs, chars: int, lines: int) -> list[NotebookNode]:
+    """The errors of ``outputs`` as name and message, the message cut to ``lines`` lines and
+    ``chars`` characters; nothing else (no stream, display or traceback)."""
+    kept = []
+    for output in outputs:
+        if output.get("output_type") != "error":
+            continue
+        ename = str(output.get("ename", "Error"))[:80]
+        message = "\n".join(str(output.get("evalue", "")).splitlines()[:lines])
+        if len(message) > chars:
+            message = message[:chars] + " [cut]"
+        kept.append(NotebookNode(output_type="error", ename=ename, evalue=message, traceback=[f"{ename}: {message}"]))
+    return kept
+
+
 class RedactHiddenTests(NbGraderPreprocessor):
-    """Replace outputs that quote hidden tests by a notice (runs before ``ClearHiddenTests``).
+    """From the first hidden test cell on, only errors' names and messages; anything quoting a
+    hidden test replaced by a notice (runs before ``ClearHiddenTests``).
 
     An nbgrader preprocessor, so it is enabled once listed (nbconvert's are off by default).
     """
@@ -70,8 +94,19 @@ class RedactHiddenTests(NbGraderPreprocessor):
     begin = Unicode("BEGIN HIDDEN TESTS").tag(config=True)
     end = Unicode("END HIDDEN TESTS").tag(config=True)
     shortest = Integer(12, help="hidden-test lines shorter than this (``else:``) are not searched for").tag(config=True)
+    message_chars = Integer(400, help=(
+        "The longest error message shown from the first hidden test cell on (longer ones are cut)")).tag(config=True)
+    message_lines = Integer(8, help="The most lines of an error message shown from the first hidden test cell on").tag(
+        config=True)
 
     def preprocess(self, nb, resources):
+        hidden_ran = False
+        for cell in nb.cells:
+            if cell.cell_type != "code":
+                continue
+            hidden_ran = hidden_ran or self.begin in cell.source
+            if hidden_ran:
+                cell.outputs = error_only(cell.get("outputs", []), self.message_chars, self.message_lines)
         lines = hidden_lines(nb.cells, self.begin, self.end, self.shortest)
         needles = lines | {self.begin, self.end}
         for cell in nb.cells:

@@ -45,12 +45,15 @@ import json
 import os
 import sys
 
+from bertlab_grader import kernel_hooks
+
 
 # IPython methods that decide what code runs and whether its errors are shown.
 SHELL_METHODS = (
     "run_cell", "run_cell_async", "_run_cell", "run_code", "run_ast_nodes", "transform_cell",
     "transform_ast", "showtraceback", "_showtraceback", "showsyntaxerror", "get_exception_only",
-    "user_expressions", "ev", "ex",
+    "user_expressions", "ev", "ex", "run_cell_magic", "run_line_magic", "should_run_async", "safe_run_module",
+    "object_inspect", "init_user_ns", "push", "ask_exit", "system", "getoutput",
 )
 
 # Functions a test compares or checks with: "module:attribute.path". Only these: libraries wrap
@@ -59,7 +62,7 @@ WATCHED = (
     *(f"builtins:{n}" for n in (
         "isinstance issubclass len sum all any abs round sorted min max list dict set tuple int "
         "float str bool range zip enumerate type repr getattr hasattr iter next map filter print "
-        "callable exec eval compile __import__ AssertionError"
+        "callable exec eval compile __import__ __build_class__ AssertionError"
     ).split()),
     "math:isclose", "math:isfinite", "math:isnan", "math:fabs",
     *(f"torch:{n}" for n in (
@@ -197,8 +200,10 @@ def kernel_state(oracles=()) -> str:
         "functions": {},
         "oracles": oracle_origins(oracles),
         "lying types": lying_types(),
+        **kernel_hooks.python_hooks(),
     }
     if ip is not None:
+        state.update(kernel_hooks.ipython_hooks(ip))
         state.update({
             "input_transformers_cleanup": [_name(f) for f in ip.input_transformers_cleanup],
             "input_transformers_post": [_name(f) for f in ip.input_transformers_post],
@@ -253,6 +258,23 @@ def answer_key_probe(names: list[str], packages: list[str]) -> str:
             f".answer_key_objects(globals(), {sorted(names)!r}, {sorted(packages)!r})")
 
 
+#: The fingerprint's hook entries (:mod:`bertlab_grader.kernel_hooks`): any change is rigging.
+HOOK_KEYS = ("sys hooks", "thread trace and profile", "import hooks", "gc callbacks",
+             "signal handlers", "interval timers", "audit hooks refused", "event callbacks", "events",
+             "display formatters", "display", "prefilters", "input transformer manager", "IPython hooks")
+
+
+def _what_changed(before, after) -> str:
+    """A short note of what was added to a hook (a dict or list of names), for the feedback."""
+    def flat(value):
+        if isinstance(value, dict):
+            return {f"{k}: {x}" for k, v in value.items() for x in (v if isinstance(v, list) else [v])}
+        return set(map(str, value)) if isinstance(value, list) else {str(value)}
+
+    added = sorted(flat(after) - flat(before))[:3]
+    return f" (now {'; '.join(added)})" if added else ""
+
+
 def differences(baseline: dict, now: dict, library: dict | None = None) -> list[str]:
     """What changed between two fingerprints, in words; [] if nothing did.
 
@@ -278,6 +300,9 @@ def differences(baseline: dict, now: dict, library: dict | None = None) -> list[
                if o is not None and (library or {}).get(n) not in (None, o)]
     if foreign:
         found.append(f"library functions the tests compare with were replaced: {', '.join(foreign)}")
+    hooks = [k for k in HOOK_KEYS if k in baseline and now.get(k) != baseline.get(k)]
+    for key in hooks:
+        found.append(f"{key} changed{_what_changed(baseline.get(key), now.get(key))}")
     if now.get("lying types"):
         found.append(f"tensor or array types that decide their own comparisons: {', '.join(now['lying types'])}")
     return found

@@ -8,8 +8,10 @@ thread in the grader reads ``/proc`` five times a second, sums the resident memo
 kernel's whole process tree and counts its processes, and kills the tree (SIGKILL) the moment
 either is over its cap. The kernel then counts as dead, so
 :class:`bertlab_grader.guarded_execute.GuardedExecute` scores the cell it died in and every later one 0,
-says why in the feedback, and the batch goes on. A burst faster than one poll can overshoot the
-cap briefly; the cap protects the machine, not a byte count.
+says why in the feedback, and the batch goes on. A burst faster than one poll could overshoot it:
+where the grader may make cgroups, each kernel also has one (:mod:`bertlab_grader.sandbox.cgroup`),
+whose ``memory.max`` and ``pids.max`` the Linux kernel enforces itself, so the machine never sees
+the burst; :func:`hard_caps` says which is in force.
 
 ``BERTLAB_KERNEL_MEMORY_MB`` (default 3072: the heaviest reference solution, a decoder and an
 encoder side by side, stays well under it), ``BERTLAB_KERNEL_PROCESSES`` (default 64) and
@@ -39,6 +41,21 @@ def caps() -> tuple[int, int, int]:
             raise ValueError(f"{name}={value!r}: give a whole number (0 turns the cap off)") from None
 
     return number(MEMORY_ENV, 3072) * 2**20, number(PROCESSES_ENV, 64), number(THREADS_ENV, 512)
+
+
+#: Processes a kernel's cgroup allows beyond the polled cap: the poll kills a tree at the cap and
+#: says why; the cgroup stops a fork bomb faster than a poll, ``PIDS_HEADROOM`` above it.
+PIDS_HEADROOM = 16
+
+
+def hard_caps() -> str:
+    """Which caps are hard here, in words (the grader's log and ``doctor`` say it)."""
+    from bertlab_grader.sandbox import cgroup
+
+    problem = cgroup.why_unavailable()
+    if problem is None:
+        return "memory and processes: hard (a cgroup per kernel), and polled"
+    return f"memory and processes: polled five times a second only ({problem})"
 
 
 def process_tree(root: int, threads: dict[int, int] | None = None) -> list[int]:
@@ -88,16 +105,24 @@ class KernelWatch:
     """Watch one kernel's process tree; kill it when over a cap. ``reason`` says why it was killed."""
 
     def __init__(self, pid: int, memory_bytes: int, processes: int, period: float = 0.2, threads: int = 0,
-                 exclude: tuple[int, ...] = (), group: int | None = None):
+                 exclude: tuple[int, ...] = (), group: int | None = None, cgroup=None):
         """Watch ``pid`` and its descendants, except the processes in ``exclude`` (neither counted
         nor killed; a warm kernel's zygote, :mod:`bertlab_grader.warm`). ``group``: a process
-        group to kill first (default: ``pid``'s own, if it leads one and nothing is excluded)."""
+        group to kill first (default: ``pid``'s own, if it leads one and nothing is excluded).
+        ``cgroup``: the kernel's :class:`bertlab_grader.sandbox.cgroup.KernelCgroup`, whose hard
+        caps stand behind the poll; its OOM kill is a reason too."""
         self.pid, self.memory_bytes, self.processes, self.period = pid, memory_bytes, processes, period
         self.threads, self.exclude = threads, frozenset(exclude)
         self.group = group if group is not None or self.exclude else pid
-        self.reason: str | None = None
+        self.cgroup = cgroup
+        self._reason: str | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"kernel-watch-{pid}", daemon=True)
+
+    @property
+    def reason(self) -> str | None:
+        """Why the kernel was killed: by this watch, or by its cgroup's OOM killer; None if not."""
+        return self._reason or (self.cgroup.reason() if self.cgroup is not None else None)
 
     def start(self) -> "KernelWatch":
         if self.memory_bytes or self.processes or self.threads:
@@ -120,8 +145,8 @@ class KernelWatch:
         if self.memory_bytes:
             used = resident_bytes(tree)
             if used > self.memory_bytes:
-                return (f"it used {used / 2**20:,.0f} MB of memory, more than the cap of "
-                        f"{self.memory_bytes / 2**20:,.0f} MB")
+                return (f"it went over the memory cap: it used {used / 2**20:,.0f} MB of memory, more than "
+                        f"the cap of {self.memory_bytes / 2**20:,.0f} MB")
         return None
 
     def tree(self, threads: dict[int, int] | None = None) -> list[int]:
@@ -139,7 +164,7 @@ class KernelWatch:
 
     def kill(self, reason: str) -> None:
         """Kill the kernel's whole process tree now (SIGKILL), and say why in ``reason``."""
-        self.reason = self.reason or reason
+        self._reason = self.reason or reason
         # its process group first (jupyter_client starts a kernel as a session leader, and a fork
         # still in flight is in that group too); then every process of the tree
         try:
@@ -148,3 +173,5 @@ class KernelWatch:
         except OSError:
             pass
         kill_all(self.tree())
+        if self.cgroup is not None:
+            self.cgroup.kill()

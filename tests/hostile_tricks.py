@@ -16,7 +16,7 @@ from bertlab_grader.sandbox import bwrap
 
 #: 5 GB in 256 MB blocks: the grader stops the kernel at its memory cap (bertlab_grader.kernel_limits).
 MEMORY_BOMB = "blocks = [bytearray(2**28) for _ in range(20)]  # 5 GB"
-MEMORY_CAP_SAID = "MB of memory, more than the cap"
+MEMORY_CAP_SAID = "over the memory cap"
 
 #: 100 processes that wait: the grader stops the kernel at its process cap.
 PROCESS_BOMB = ("import subprocess, time\nps = [subprocess.Popen(['sleep', '300']) for _ in range(100)]\n"

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import nbformat
+import pytest
 
 from bertlab_grader import feedback_redaction, kernel_guard
 
@@ -109,6 +110,86 @@ def test_redaction_removes_outputs_that_quote_hidden_tests():
     nb, _ = feedback_redaction.RedactHiddenTests().preprocess(nb, {})
     texts = [o.text for o in nb.cells[0].outputs]
     assert texts == [feedback_redaction.NOTICE, "secret_function(3) is 41\n"]
+
+
+def test_from_the_first_hidden_test_on_feedback_shows_only_error_messages():
+    """A function a hidden test calls can read that test's source from its caller's frame and print
+    it in any encoding, then or in a later cell: no output from that point is shown but errors'
+    names and messages, cut short."""
+    import base64
+
+    secret = "assert secret_function(3) == 42, 'secret'"
+    encoded = base64.b64encode(secret.encode()).decode()
+    before = nbformat.v4.new_code_cell("def f(): ...", outputs=[
+        nbformat.v4.new_output("stream", name="stdout", text="my own print\n")])
+    hidden = nbformat.v4.new_code_cell(f"f()\n### BEGIN HIDDEN TESTS\n{secret}\n### END HIDDEN TESTS", outputs=[
+        nbformat.v4.new_output("stream", name="stdout", text=encoded + "\n"),
+        nbformat.v4.new_output("error", ename="AssertionError", evalue="the mask ratio is wrong\nexpected 0.15\ngot 0.3",
+                               traceback=["Traceback", "  File <cell>", secret, "AssertionError: ..."])])
+    later = nbformat.v4.new_code_cell("g()", outputs=[
+        nbformat.v4.new_output("display_data", data={"text/plain": encoded[::-1]}),
+        nbformat.v4.new_output("error", ename="ValueError", evalue="x" * 5000, traceback=["long"])])
+    nb = nbformat.v4.new_notebook(cells=[before, hidden, later])
+    nb, _ = feedback_redaction.RedactHiddenTests().preprocess(nb, {})
+    assert [o.text for o in nb.cells[0].outputs] == ["my own print\n"], "what ran before any hidden test stays"
+    (error,) = nb.cells[1].outputs
+    assert (error.ename, error.evalue) == ("AssertionError", "the mask ratio is wrong\nexpected 0.15\ngot 0.3")
+    assert error.traceback == [f"AssertionError: {error.evalue}"]
+    (cut,) = nb.cells[2].outputs
+    assert cut.output_type == "error" and len(cut.evalue) < 420 and cut.evalue.endswith("[cut]")
+    assert encoded not in str(nb) and encoded[::-1] not in str(nb)
+
+
+HOOKS = {
+    "post_run_cell callback": "get_ipython().events.register('post_run_cell', lambda result: None)",
+    "pre_execute callback": "get_ipython().events.register('pre_execute', lambda: None)",
+    "wrapped callback": "import functools\nget_ipython().events.register('post_execute', functools.lru_cache(lambda: None))",
+    "exec bound to source": "import functools\nget_ipython().events.register('post_execute', functools.partial(exec, 'x = 1'))",
+    "display formatter": "get_ipython().display_formatter.formatters['text/plain'].for_type(int, lambda o, p, c: p.text('1'))",
+    # (sys.excepthook and sys.displayhook are watched too, but IPython sets back both after each cell)
+    "unraisablehook": "import sys\nsys.unraisablehook = lambda *a: None",
+    "import hook": "import sys\nclass Finder:\n    def find_spec(self, *a): return None\nsys.meta_path.insert(0, Finder())",
+    "gc callback": "import gc\ngc.callbacks.append(lambda phase, info: None)",
+    "signal handler": "import signal\nsignal.signal(signal.SIGALRM, lambda *a: None)",
+    "interval timer": "import signal\nsignal.setitimer(signal.ITIMER_REAL, 100)",
+    "audit hook": "import sys\nsys.addaudithook(lambda event, args: None)",
+    "thread trace": "import threading\nthreading.settrace(lambda *a: None)",
+    "prefilter": "ip = get_ipython()\nip.prefilter_manager.register_transformer(type('T', (), {'priority': 1, 'enabled': True})())",
+    "IPython hook": "get_ipython().set_hook('show_in_pager', lambda *a: None)",
+}
+
+
+@pytest.mark.parametrize("hook", sorted(HOOKS))
+def test_every_hook_that_runs_code_between_cells_changes_the_fingerprint(hook):
+    """In a real IPython shell, as in a kernel: each hook changes the fingerprint; plotting with
+    matplotlib's inline backend (which registers its own callback and formatters) does not."""
+    import signal
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        base = json.loads(kernel_guard.kernel_state())
+        shell.run_cell("import matplotlib\nmatplotlib.use('module://matplotlib_inline.backend_inline')\n"
+                       "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()\n1", store_history=False)
+        honest = kernel_guard.differences(base, json.loads(kernel_guard.kernel_state()))
+        assert not honest, f"plotting is not rigging: {honest}"
+        shell.run_cell(HOOKS[hook], store_history=False).raise_error()
+        found = kernel_guard.differences(base, json.loads(kernel_guard.kernel_state()))
+        assert found, f"{hook}: the fingerprint did not change"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        import sys
+        import threading
+
+        threading.settrace(None)
+        sys.unraisablehook = sys.__unraisablehook__
+        sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "Finder"]
+        import gc
+
+        gc.callbacks[:] = [c for c in gc.callbacks if "lambda" not in getattr(c, "__qualname__", "")]
+        InteractiveShell.clear_instance()
 
 
 def test_an_installed_packages_own_array_types_are_not_named_but_a_disguised_one_is():

@@ -349,7 +349,7 @@ def test_a_kernel_that_dies_costs_only_the_cells_after(course):
     assert "the kernel died while running this cell" in html and "not run: the kernel died" in html
 
 
-@pytest.mark.parametrize("student, cap", [("honest-then-memory-bomb", "MB of memory, more than the cap"),
+@pytest.mark.parametrize("student, cap", [("honest-then-memory-bomb", "over the memory cap"),
                                           ("honest-then-process-bomb", "processes, more than the cap")])
 def test_a_kernel_over_its_cap_is_stopped_and_costs_only_the_cells_after(course, student, cap):
     path, _, unrunnable, _ = course

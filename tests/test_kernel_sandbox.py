@@ -36,15 +36,18 @@ def needs_bwrap():
         pytest.skip(f"{problem}: the autograder runs unsandboxed here")
 
 
-def test_command_wraps_and_orders_mounts(tmp_path):
+def test_command_is_an_allow_list(tmp_path):
     cmd = bwrap.sandbox_command(["python", "-m", "ipykernel_launcher"], writable=tmp_path / "a/b",
-                                         readable=[tmp_path / "pkg"], hidden=[tmp_path / "a"], bwrap="bwrap")
-    assert cmd[3] == "bwrap" and cmd[-3:] == ["python", "-m", "ipykernel_launcher"]
+                                readable=[tmp_path / "pkg"], bwrap="bwrap", environment={"PATH": "/usr/bin"},
+                                work_bytes=2**20)
+    assert cmd[4] == "bwrap" and cmd[-3:] == ["python", "-m", "ipykernel_launcher"]
     text = " ".join(cmd)
-    # hide the folder, then bind the writable one inside it, then make the hidden one read-only
-    assert text.index(f"--tmpfs {tmp_path / 'a'}") < text.index(f"--bind {tmp_path / 'a/b'}") \
-        < text.index(f"--remount-ro {tmp_path / 'a'}")
-    assert "--ro-bind / /" in text and "--tmpfs /tmp" in text and "--unshare-net" in text
+    assert "--ro-bind / /" not in text, "the root is empty: only what is named is bound"
+    assert "--ro-bind /usr /usr" in text and f"--ro-bind {tmp_path / 'pkg'} {tmp_path / 'pkg'}" in text
+    # the submission's folder: a size-capped tmpfs with a copy of it, after the read-only binds
+    assert text.index(f"--ro-bind {tmp_path / 'pkg'}") < text.index(f"--ro-bind {tmp_path / 'a/b'} {bwrap.ORIGINAL}") \
+        < text.index(f"--size {2**20} --tmpfs {tmp_path / 'a/b'}") < text.index("--remount-ro /")
+    assert "--tmpfs /tmp" in text and "--unshare-net" in text and "--clearenv" in text
     assert "--cap-drop ALL" in text  # a grader run as root would hand its kernels CAP_SYS_ADMIN
 
 
@@ -52,17 +55,18 @@ def test_a_sandboxed_process_has_no_capabilities(tmp_path):
     """Not even when the grader runs as root (CI does): with CAP_SYS_ADMIN a kernel could remount
     the read-only course read-write."""
     needs_bwrap()
-    cmd = bwrap.sandbox_command(["grep", "CapEff", "/proc/self/status"], writable=tmp_path, readable=[],
-                                         hidden=[], bwrap=bwrap.bwrap_path())
+    cmd = bwrap.sandbox_command(["grep", "CapEff", "/proc/self/status"], writable=tmp_path,
+                                readable=bwrap.readable_paths(), bwrap=bwrap.bwrap_path())
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
     assert done.stdout.split() == ["CapEff:", "0000000000000000"], done
 
 
-def test_hidden_folders_are_the_courses_own(tmp_path):
-    for name in ("solutions", "autograder", ".git", "exercises"):
-        (tmp_path / name).mkdir()
-    assert {p.name for p in bwrap.hidden_folders(tmp_path)} == {"solutions", "autograder", ".git"}
-    assert bwrap.hidden_folders(None) == []
+def test_a_kernel_keeps_only_the_variables_it_is_allowed():
+    environ = {"PATH": "/usr/bin", "HF_HUB_OFFLINE": "1", "LC_ALL": "C", "BERTLAB_MODEL": "x",
+               "BERTLAB_GRADEBOOK_URL": "postgresql://grader:secret@db/course", "VIRTUAL_ENV": "/home/me/course/.venv",
+               "PWD": "/home/me/course", "AWS_SECRET_ACCESS_KEY": "k"}
+    assert bwrap.kept_environment(environ) == {"PATH": "/usr/bin", "HF_HUB_OFFLINE": "1", "LC_ALL": "C"}
+    assert "BERTLAB_MODEL" in bwrap.kept_environment(environ, ["BERTLAB_MODEL"])
 
 
 def test_bad_mode_says_what_to_use(monkeypatch):
@@ -95,10 +99,14 @@ def test_a_bwrap_that_cannot_sandbox_is_reported(monkeypatch):
         km.format_kernel_cmd()
 
 
-def test_sandboxed_process_writes_only_its_own_folder(course):
+def test_sandboxed_process_sees_its_own_folder_and_nothing_of_the_course(course):
+    """The course (solutions, gradebook, notes, another student's work) is not there at all,
+    even by absolute path; the kernel's own folder is a copy, on a size-capped tmpfs."""
     needs_bwrap()
     own = course / "autograder" / "autograded" / "alice" / "ps00"
     own.mkdir(parents=True)
+    (own / "alice.txt").write_text("alice's")
+    (course / "autograder" / "autograded" / "bob").mkdir()
     (course / "autograder" / "gradebook.db").write_text("grades")
     (course / "solutions").mkdir()
     (course / "solutions" / "ps00.ipynb").write_text("hidden tests")
@@ -113,19 +121,32 @@ def attempt(path):  # opening for append writes nothing, but needs a writable fi
         return "refused"
 with open("here.txt", "w") as f:
     f.write("x")
-print(attempt({str(bwrap.PACKAGE / '__init__.py')!r}), attempt({str(course / 'autograder' / 'gradebook.db')!r}),
-      attempt({str(course / 'notes.txt')!r}), attempt("/tmp/scratch"))
-print(sorted(os.listdir({str(course / 'solutions')!r})), sorted(os.listdir({str(course / 'autograder')!r})))
+print(attempt({str(bwrap.PACKAGE / '__init__.py')!r}), attempt("/tmp/scratch"), attempt("/new"))
+print([os.path.exists(p) for p in ({str(course / 'solutions')!r}, {str(course / 'autograder' / 'gradebook.db')!r},
+       {str(course / 'notes.txt')!r}, {str(course / 'autograder' / 'autograded' / 'bob')!r}, {str(Path.home())!r} + "/.bashrc")])
+print(sorted(os.listdir(".")), sorted(os.listdir({str(course)!r})))
+try:
+    open("big", "wb").write(b"x" * 3 * 2**20)
+except OSError as exc:
+    print(type(exc).__name__, exc.errno)
 """
-    cmd = bwrap.sandbox_command(
-        [sys.executable, "-c", script], writable=own, readable=[bwrap.PACKAGE, Path(sys.prefix).resolve()],
-        hidden=bwrap.hidden_folders(course), bwrap=bwrap.bwrap_path())
+    cmd = bwrap.sandbox_command([sys.executable, "-c", script], writable=own, readable=bwrap.readable_paths(),
+                                bwrap=bwrap.bwrap_path(), work_bytes=2 * 2**20, file_bytes=2**30)
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.split("\n")
-    assert out[0] == "refused refused refused opened", out  # all read-only but /tmp (private)
-    assert out[1] == "[] ['autograded']", out  # the solutions and the gradebook are out of sight
-    assert (own / "here.txt").read_text() == "x"
+    assert out[0] == "refused opened refused", out  # all read-only but /tmp (private) and its own folder
+    assert out[1] == "[False, False, False, False, False]", out  # out of sight, by absolute path too
+    assert out[2] == "['alice.txt', 'here.txt'] ['autograder']", out  # its copy; of the course, the path to it only
+    assert out[3] == "OSError 28", out  # its folder is a 2 MB tmpfs: no space left
+    assert sorted(p.name for p in own.iterdir()) == ["alice.txt"], "what it wrote was thrown away"
     assert (course / "autograder" / "gradebook.db").read_text() == "grades"
-    assert (course / "notes.txt").read_text() == "notes"
+
+
+def test_no_file_grows_past_the_file_cap(tmp_path):
+    needs_bwrap()
+    script = "try:\n    open('/tmp/big', 'wb').write(b'x' * 3 * 2**20)\nexcept OSError as exc:\n    print(exc.errno)"
+    cmd = bwrap.sandbox_command([sys.executable, "-c", script], writable=tmp_path, readable=bwrap.readable_paths(),
+                                bwrap=bwrap.bwrap_path(), file_bytes=2**20)
+    assert subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip() == "27"  # EFBIG
 
 
 def test_a_sandboxed_kernel_runs_is_interrupted_and_cannot_signal_the_grader(tmp_path):
@@ -178,6 +199,7 @@ def test_editable_packages_are_bound_but_not_their_checkout():
 
     readable = bwrap.readable_paths()
     assert Path(bertlab.__file__).resolve().parent in readable  # the course, installed editable here
+    assert not any(p in readable for p in Path(sys.prefix).resolve().parents), "never a folder around the venv"
     assert bwrap.PACKAGE in readable and Path(sys.prefix).resolve() in readable
     checkout = Path(__file__).resolve().parents[1]
     assert checkout not in readable and checkout / "solutions" not in readable

@@ -25,8 +25,8 @@ from bertlab.models.shipped import DamagedCheckpointError
 
 __all__ = ["DECODER_ENV_VAR", "ENV_VAR", "MINILM", "DamagedCheckpointError", "ModelNotAvailableError",
            "bert2bert_model_path", "cache_root", "checkpoint_path", "decoder_path", "default_model_path",
-           "describe", "diffusion_model_path", "minilm_path", "model_path", "prepare_all", "public_path",
-           "resolve_named"]
+           "describe", "diffusion_model_path", "kernel_folders", "minilm_path", "model_path", "prepare_all",
+           "public_path", "resolve_named"]
 
 
 def prepare_all() -> None:
@@ -42,3 +42,28 @@ def prepare_all() -> None:
             resolve()
         except ModelNotAvailableError:
             pass
+
+
+def kernel_folders() -> list[str]:
+    """The folders a grading kernel reads the course's models from, besides the Python environment
+    (where the shipped weights and the pip-installed base models live): the course cache (which
+    :func:`prepare_all` fills), every model folder a variable names, and the Hugging Face cache
+    when a variable names a hub id.
+
+    The grader binds exactly these into a kernel's sandbox, read-only
+    (``c.Sandbox.readable`` in ``autograder/nbgrader_config.py``); nothing else of the machine.
+    """
+    import os
+
+    from bertlab.models.resolve import MODELS
+
+    folders = {str(cache_root())}
+    for model in MODELS.values():
+        name = os.environ.get(model.env_var, "").strip()
+        if name and os.path.isdir(os.path.expanduser(name)):
+            folders.add(os.path.abspath(os.path.expanduser(name)))
+        elif name:  # a hub id, in the Hugging Face cache
+            from huggingface_hub import constants
+
+            folders.add(constants.HF_HUB_CACHE)
+    return sorted(folders)

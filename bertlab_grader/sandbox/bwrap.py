@@ -1,26 +1,35 @@
 """The bubblewrap command line that sandboxes a grading kernel (or the warm-kernel zygote).
 
-:func:`sandbox_command` wraps a command in ``bwrap`` (the sandbox behind Flatpak): the whole file
-system read-only, the course's private folders (:data:`bertlab_grader.layout.PRIVATE`: hidden tests,
-grades, history) empty, one folder writable, a private ``/tmp``, and the process in its own PID,
-network and IPC namespaces with no capabilities. :func:`why_unavailable` says whether ``bwrap``
-can build that sandbox here; :func:`mode` reads ``BERTLAB_SANDBOX`` (``on``, the default:
-sandbox if ``bwrap`` works; ``require``: a missing ``bwrap`` is an error; ``off``).
+:func:`sandbox_command` wraps a command in ``bwrap`` (the sandbox behind Flatpak) whose root is
+an empty, read-only file system that holds only what a kernel needs (an allow-list, not a list
+of things to hide):
 
-A leaf: it imports only :mod:`bertlab_grader.layout`, so both the kernel manager
-(:mod:`bertlab_grader.sandbox.manager`) and the warm kernels' pool (:mod:`bertlab_grader.warm.pool`)
-build their sandboxes with it.
+- the system's library and binary folders (:data:`SYSTEM`) and a few files of ``/etc``
+  (:data:`ETC`: the dynamic loader's cache, users, time zone, certificates, fonts);
+- the Python environment's own files, each bound at its own path (:func:`readable_paths`: its
+  prefixes, its site-packages, the package folders of editable installs): an environment that
+  lies inside the course repository shows its own folder, never the repository around it;
+- the folders the course names as what its notebooks read (model caches: ``Sandbox.readable``);
+- one writable folder, the kernel's own (for a grading kernel, a size-capped tmpfs holding a copy
+  of its submission's folder), and a private, size-capped ``/tmp`` and ``/dev/shm``.
 
-The private ``/tmp`` hides whatever lies under ``/tmp`` outside the folders bound into the
-sandbox: the grader's own package (:data:`PACKAGE`, whose ``kernel_guard`` the probe imports in
-the kernel), the Python environment and the folders of the packages installed in it in editable
-mode (:func:`editable_packages`: a course package installed with ``pip install -e`` from a
-checkout under ``/tmp``) are bound read-only. Only those packages' folders: the rest of their
-checkout (solutions, hidden tests) stays out of sight.
+Nothing else: no home folder, no course repository (``solutions/``, ``source/``,
+``autograder/``, the gradebook), no other student's submission, no ``/srv`` or ``/opt``, and
+no socket of a database. The process gets its own PID, network, IPC and cgroup namespaces (it
+sees only its own ``/proc``, reaches no network, not even the grader's loopback), no
+capabilities, a hard cap on the size of any file it writes (``RLIMIT_FSIZE``), and only the
+environment variables :data:`ENVIRONMENT` (and the course's ``Sandbox.environment``) allow.
+
+:func:`why_unavailable` says whether ``bwrap`` can build that sandbox here; :func:`mode` reads
+``BERTLAB_SANDBOX`` (``on``, the default: sandbox if ``bwrap`` works; ``require``: a missing
+``bwrap`` is an error; ``off``). A leaf of the grader, the standard library only, so both the
+kernel manager (:mod:`bertlab_grader.sandbox.manager`) and the warm kernels' pool
+(:mod:`bertlab_grader.warm.pool`) build their sandboxes with it.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import os
 import shutil
@@ -28,14 +37,53 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bertlab_grader import layout
-
 ENV_VAR = "BERTLAB_SANDBOX"  # "on" (default: sandbox if bwrap exists), "require", or "off"
 PACKAGE = Path(__file__).resolve().parents[1]  # bertlab_grader/, whose kernel_guard the probe imports in the kernel
 
+#: The system's library and binary folders (a merged-/usr system has symlinks for all but /usr).
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
 
-IGNORE_SIGINT_THEN_EXEC = (
-    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])"
+#: What of /etc a kernel reads: the dynamic loader, users and groups (``getpwuid``), the time zone,
+#: certificates, fonts (matplotlib), MIME types, the system Python's own configuration.
+ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "timezone", "passwd",
+       "group", "nsswitch.conf", "host.conf", "hosts", "ssl", "ca-certificates", "fonts", "mime.types",
+       "os-release", "debian_version", f"python{sys.version_info.major}.{sys.version_info.minor}")
+
+#: The environment variables a kernel keeps (shell patterns); every other one is removed (a
+#: gradebook URL with its password, the instructor's paths). A course adds its own
+#: (``c.Sandbox.environment``: the variables that choose its models, say).
+ENVIRONMENT = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "LC_*", "TZ", "TERM",
+               "PYTHONHASHSEED", "PYTHONIOENCODING", "PYTHONUNBUFFERED", "PYTHONWARNINGS", "PYTHONDONTWRITEBYTECODE",
+               "HF_HUB_OFFLINE", "HF_HUB_DISABLE_*", "HF_DATASETS_OFFLINE", "HF_HOME", "HF_HUB_CACHE",
+               "TRANSFORMERS_*", "TOKENIZERS_PARALLELISM", "TORCH_*", "CUDA_VISIBLE_DEVICES",
+               "OMP_*", "MKL_*", "OPENBLAS_*", "KMP_*", "MPLBACKEND", "XDG_CACHE_HOME", "NBGRADER_EXECUTION",
+               "PYDEVD_DISABLE_FILE_VALIDATION", "JPY_SESSION_NAME")
+
+#: Where, inside the sandbox, the submission's folder is seen read-only before its copy is made.
+ORIGINAL = "/run/bertlab/original"
+
+# Runs inside the sandbox, before the command: cap the size of any one file (Python ignores
+# SIGXFSZ, so a write past it fails with OSError in the cell that made it), copy the original
+# folder into the writable tmpfs and work there, then become the command.
+PRELUDE = (
+    "import os, resource, shutil, sys\n"
+    "size, original, work = int(sys.argv[1]), sys.argv[2], sys.argv[3]\n"
+    "if size: resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))\n"
+    "if original:\n"
+    "    shutil.copytree(original, work, symlinks=True, dirs_exist_ok=True)\n"
+    "    os.chdir(work)\n"
+    "os.execvp(sys.argv[4], sys.argv[4:])"
+)
+
+# Runs outside, as the process jupyter_client starts: join the kernel's cgroups (so that every
+# process of the sandbox is born in them), ignore SIGINT (below), then become bwrap.
+LAUNCHER = (
+    "import os, signal, sys\n"
+    "for procs in filter(None, sys.argv[1].split(os.pathsep)):\n"
+    "    with open(procs, 'w') as f:\n"
+    "        f.write(str(os.getpid()))\n"
+    "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+    "os.execv(sys.argv[2], sys.argv[2:])"
 )
 
 
@@ -60,10 +108,30 @@ def editable_packages() -> list[Path]:
     return sorted(set(folders))
 
 
-def readable_paths() -> list[Path]:
-    """What every sandbox binds read-only: the grader's package, the Python environment and the
-    folders of the packages installed in it in editable mode."""
-    return sorted({PACKAGE, Path(sys.prefix).resolve(), *editable_packages()})
+def environment_folders() -> list[Path]:
+    """The Python environment's own folders: its prefixes and every site-packages folder on
+    ``sys.path`` (one a ``.pth`` file added included), never the current folder ``python -m``
+    put first on the path."""
+    folders = {Path(p).resolve() for p in {sys.prefix, sys.base_prefix, sys.exec_prefix}}
+    for entry in sys.path:
+        if entry and Path(entry).name in {"site-packages", "dist-packages"} and Path(entry).is_dir():
+            folders.add(Path(entry).resolve())
+    return sorted(folders)
+
+
+def readable_paths(extra: list[Path] | tuple[Path, ...] = ()) -> list[Path]:
+    """What every sandbox binds read-only besides the system: the grader's package, the Python
+    environment (:func:`environment_folders`), the folders of the packages installed in it in
+    editable mode, and ``extra`` (the course's model caches, say) where they exist."""
+    found = {PACKAGE, *environment_folders(), *editable_packages()}
+    found |= {Path(p).resolve() for p in extra if Path(p).exists()}
+    return sorted(found)
+
+
+def kept_environment(environ: dict[str, str], patterns: list[str] | tuple[str, ...] = ()) -> dict[str, str]:
+    """The variables of ``environ`` a kernel keeps: those :data:`ENVIRONMENT` or ``patterns`` name."""
+    allowed = (*ENVIRONMENT, *patterns)
+    return {k: v for k, v in environ.items() if any(fnmatch.fnmatchcase(k, p) for p in allowed)}
 
 
 class SandboxUnavailable(RuntimeError):
@@ -88,7 +156,8 @@ def sandbox_problem(bwrap: str) -> str | None:
     bwrap needs user namespaces: a Docker container under its default seccomp profile, or a
     kernel that forbids them to unprivileged users, refuses ("No permissions to create new
     namespace"), and every kernel would die at start."""
-    probe = [bwrap, "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true"]
+    probe = [bwrap, *system_mounts(), "--unshare-pid", "--dev", "/dev", "--proc", "/proc", "--size", str(2**20),
+             "--tmpfs", "/tmp", "--remount-ro", "/", "--", "true"]
     try:
         done = subprocess.run(probe, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -104,47 +173,59 @@ def why_unavailable() -> str | None:
     return "bwrap is not installed (apt install bubblewrap)" if bwrap is None else sandbox_problem(bwrap)
 
 
-def hidden_folders(course_root: Path | None) -> list[Path]:
-    """What a kernel must not see: the course's folders with hidden tests, grades and history."""
-    if course_root is None:
-        return []
-    root = Path(course_root).resolve()
-    return [root / name for name in layout.PRIVATE if (root / name).is_dir()]
+def system_mounts() -> list[str]:
+    """bwrap arguments for :data:`SYSTEM` and :data:`ETC`: each bound read-only at its own path, a
+    symlink made again as a symlink."""
+    args = []
+    for path in (*SYSTEM, *(f"/etc/{name}" for name in ETC)):
+        if os.path.islink(path) and path in SYSTEM:
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.exists(path):
+            args += ["--ro-bind", path, path]
+    return args
 
 
-def sandbox_command(cmd: list[str], *, writable: Path, readable: list[Path], hidden: list[Path],
-                    bwrap: str, sockets: Path | None = None) -> list[str]:
-    """``cmd`` wrapped in bubblewrap: all read-only, ``hidden`` empty, ``writable`` writable.
+def sandbox_command(cmd: list[str], *, writable: Path, readable: list[Path], bwrap: str,
+                    sockets: Path | None = None, environment: dict[str, str] | None = None,
+                    work_bytes: int = 0, tmp_bytes: int = 2**30, file_bytes: int = 2**30,
+                    cgroups: list[Path] | tuple[Path, ...] = ()) -> list[str]:
+    """``cmd`` wrapped in bubblewrap: an empty read-only root with the system, ``readable`` and one
+    writable folder.
 
-    ``/tmp`` is a private tmpfs; every other path the kernel writes to fails with an OSError.
-    There is no network (``--unshare-net``); ``sockets``, a folder for the kernel's IPC sockets,
-    is bound writable at its own path (it may lie in ``/tmp``: it is bound after the tmpfs).
-
-    Mounts apply in order, so a folder bound after a hidden one shows through it (the
-    submission's folder lies inside the hidden ``autograder/``)."""
+    ``writable`` is bound as it is, or, with ``work_bytes``, seen as a tmpfs of that size that holds
+    a copy of it (a grading kernel: what it writes there is capped and thrown away). ``/tmp`` and
+    ``/dev/shm`` are private tmpfs of ``tmp_bytes`` each; no file may grow past ``file_bytes``.
+    ``environment`` (default: :func:`kept_environment` of this process's) is all the process
+    sees. ``sockets``, a folder for the kernel's IPC sockets, is bound writable at its own path (it
+    may lie in ``/tmp``: it is bound after the tmpfs). There is no network (``--unshare-net``).
+    ``cgroups``: folders of cgroups the whole sandbox is started in (its hard caps)."""
     # Own PID namespace: the kernel can't see or signal the grader (or anything else). ipykernel
     # would take its new parent (PID 1) for a dead grader and quit: it is not told the grader's
     # PID; --die-with-parent ends it with bwrap instead.
     # No capabilities: a grader run as root would otherwise hand its kernels CAP_SYS_ADMIN, and
-    # a kernel could remount the course read-write. Its own IPC namespace (no System V shared memory
-    # with the grader's machine).
-    args = [bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--cap-drop", "ALL",
-            "--unsetenv", "JPY_PARENT_PID",
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    # a kernel could remount a folder read-write. Its own IPC namespace (no System V shared memory
+    # with the grader's machine), and its own cgroup namespace (its cgroup's path is not shown).
+    writable = Path(writable)
+    args = [bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+            "--cap-drop", "ALL", "--clearenv"]
+    for name, value in sorted((kept_environment(dict(os.environ)) if environment is None else environment).items()):
+        args += ["--setenv", name, value]
+    args += ["--setenv", "MPLCONFIGDIR", "/tmp/matplotlib", "--setenv", "IPYTHONDIR", "/tmp/ipython"]
+    args += [*system_mounts(), "--dev", "/dev", "--proc", "/proc",
+             "--size", str(tmp_bytes), "--tmpfs", "/tmp", "--size", str(tmp_bytes), "--tmpfs", "/dev/shm"]
     if sockets is not None:
         args += ["--bind", str(sockets), str(sockets)]
-    for folder in hidden:
-        args += ["--tmpfs", str(folder)]
     for path in readable:
         args += ["--ro-bind", str(path), str(path)]
-    args += ["--bind", str(writable), str(writable)]
-    for folder in hidden:  # empty and read-only (after the binds, which need mount points there)
-        args += ["--remount-ro", str(folder)]
-    args += ["--chdir", str(writable),
-             "--setenv", "MPLCONFIGDIR", "/tmp/matplotlib", "--setenv", "IPYTHONDIR", "/tmp/ipython",
-             "--die-with-parent", "--"]
+    if work_bytes:
+        args += ["--ro-bind", str(writable), ORIGINAL, "--size", str(work_bytes), "--tmpfs", str(writable)]
+    else:
+        args += ["--bind", str(writable), str(writable)]
+    args += ["--remount-ro", "/", "--chdir", str(writable), "--die-with-parent", "--"]
+    prelude = [sys.executable, "-c", PRELUDE, str(file_bytes), ORIGINAL if work_bytes else "", str(writable)]
     # jupyter_client interrupts a kernel (nbgrader: a cell past its timeout) with SIGINT to its
     # process group, which bwrap leads: bwrap itself must ignore it, or it dies and takes the
     # kernel with it. An ignored signal stays ignored across exec; ipykernel installs its own
     # SIGINT handler while it runs a cell, so the kernel is still interrupted.
-    return [sys.executable, "-c", IGNORE_SIGINT_THEN_EXEC] + args + cmd
+    procs = os.pathsep.join(str(Path(folder) / "cgroup.procs") for folder in cgroups)
+    return [sys.executable, "-c", LAUNCHER, procs] + args + prelude + list(cmd)

@@ -1,24 +1,28 @@
-"""The kernel manager of the autograder's sandbox: a submission's kernel can write only into its own folder.
+"""The kernel manager of the autograder's sandbox: a submission's kernel sees its own folder and nothing of the course.
 
 nbgrader runs each submission in an ordinary Jupyter kernel, as the instructor's user, with the
-course folder next to it. Code in a notebook can therefore open the gradebook (a plain SQLite
+course folder next to it. Code in a notebook could therefore open the gradebook (a plain SQLite
 file) and give itself or a classmate extra credit, overwrite another student's submission, or
 read the hidden tests from the source notebooks or from ``.git``. The kernel guard
 (:mod:`bertlab_grader.kernel_guard`) cannot see any of that: it only watches the kernel.
 
 :class:`SandboxedKernelManager` is jupyter_client's ``AsyncKernelManager`` (the one nbgrader's
 ``Execute`` uses) with the kernel command wrapped in bubblewrap (``bwrap``, the sandbox behind
-Flatpak; the command line is :func:`bertlab_grader.sandbox.bwrap.sandbox_command`): the whole file system is mounted read-only, the course's folders with hidden tests
-and grades are empty, the submission's own autograded folder is writable, ``/tmp`` is a
-private tmpfs, in its own PID namespace the kernel cannot see or signal the grader, and in its
-own network namespace it reaches no network at all, not even the grader's loopback. It talks to
-the grader over ZeroMQ's IPC transport instead: Unix sockets in a fresh folder with a short
-absolute path, bound into the sandbox. IPC also removes the TCP port race of parallel kernels
-(jupyter_client picks a port by binding port 0 and releasing it, and two kernels starting at
-once can pick the same one: ``ZMQError: Address already in use``, nbgrader#174).
+Flatpak; the command line is :func:`bertlab_grader.sandbox.bwrap.sandbox_command`): the kernel's
+root holds only the system, the Python environment, the folders the course names
+(``c.Sandbox.readable``: its model cache) and a size-capped copy of the submission's own folder;
+no home folder, no course repository, no gradebook, no other submission. In its own PID
+namespace the kernel cannot see or signal the grader, and in its own network namespace it
+reaches no network at all, not even the grader's loopback. It talks to the grader over ZeroMQ's
+IPC transport instead: Unix sockets in a fresh folder with a short absolute path, bound into the
+sandbox. IPC also removes the TCP port race of parallel kernels (jupyter_client picks a port by
+binding port 0 and releasing it, and two kernels starting at once can pick the same one:
+``ZMQError: Address already in use``, nbgrader#174).
 Every kernel it starts, sandboxed or not, is watched by :class:`bertlab_grader.kernel_limits.KernelWatch`
-(a memory cap and a process cap on its whole process tree). A kernel starts warm, forked from a
-zygote that imported torch and transformers once (:mod:`bertlab_grader.warm`), where it can.
+(a memory cap and a process cap on its whole process tree), and, where the grader may make
+cgroups, started in a cgroup of its own whose caps the Linux kernel enforces
+(:mod:`bertlab_grader.sandbox.cgroup`). A kernel starts warm, forked from a zygote that imported
+torch and transformers once (:mod:`bertlab_grader.warm`), where it can.
 ``guarded_execute.GuardedExecute`` uses it, so ``nbgrader autograde`` with the course's config
 always starts sandboxed kernels.
 
@@ -42,8 +46,10 @@ from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
 
-from bertlab_grader.kernel_limits import KernelWatch, caps
+from bertlab_grader.kernel_limits import PIDS_HEADROOM, KernelWatch, caps, process_tree
 from bertlab_grader.sandbox import bwrap
+from bertlab_grader.sandbox.cgroup import KernelCgroup
+from bertlab_grader.sandbox.settings import Sandbox
 from bertlab_grader.warm import pool, stub
 
 
@@ -56,6 +62,8 @@ class SandboxedKernelManager(AsyncKernelManager):
     watch: KernelWatch | None = None  # the memory and process caps (bertlab_grader.kernel_limits)
     _warm: pool.Zygote | None = None  # the zygote this kernel is forked from, if it is warm
     _cold_cmd: list[str] | None = None  # the same kernel started cold, if the warm start fails
+    _cgroup: KernelCgroup | None = None  # the kernel's hard caps, where cgroups can be made
+    _cgroup_problem: str | None = None  # why not, said once per process
 
     async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
         await super()._async_launch_kernel(kernel_cmd, **kw)
@@ -64,8 +72,10 @@ class SandboxedKernelManager(AsyncKernelManager):
             pid = await self._warm_kernel_pid()
             if pid is not None:  # watch the whole sandbox but the zygote and its init
                 zygote = self._warm
+                if self._cgroup is not None:  # forked by the zygote, outside the cgroup: move it in
+                    self._cgroup.add(process_tree(pid))
                 self.watch = KernelWatch(zygote.init_pid, memory, processes, threads=threads,
-                                         exclude=(zygote.init_pid, zygote.pid), group=pid).start()
+                                         exclude=(zygote.init_pid, zygote.pid), group=pid, cgroup=self._cgroup).start()
                 return
             self.log.warning("The warm kernel did not start: starting this one cold")
             await self.provisioner.kill()
@@ -74,7 +84,7 @@ class SandboxedKernelManager(AsyncKernelManager):
             await super()._async_launch_kernel(self._cold_cmd, **kw)
         pid = getattr(self.provisioner, "pid", None)
         if pid is not None:
-            self.watch = KernelWatch(pid, memory, processes, threads=threads).start()
+            self.watch = KernelWatch(pid, memory, processes, threads=threads, cgroup=self._cgroup).start()
 
     async def _warm_kernel_pid(self, timeout: float = 60) -> int | None:
         """The forked kernel's PID, which the stub writes once the zygote has forked it; None if
@@ -102,17 +112,39 @@ class SandboxedKernelManager(AsyncKernelManager):
             self.log.warning("A warm kernel's processes would not end: its zygote is stopped")
             zygote.stop()
 
-    def _course_root(self) -> Path | None:
-        course = self.config.CourseDirectory if "CourseDirectory" in self.config else {}
-        root = course["root"] if "root" in course and isinstance(course["root"], str) else None
-        return Path(root) if root else None
+    def _settings(self) -> Sandbox:
+        return Sandbox(config=self.config)
+
+    def _readable(self) -> list[Path]:
+        """What the kernel may read besides the system: the environment and the course's folders."""
+        return bwrap.readable_paths(self._settings().readable_folders())
+
+    def _environment(self) -> dict[str, str]:
+        """The environment variables the kernel keeps (the grader's list and the course's)."""
+        return bwrap.kept_environment(dict((self._launch_args or {}).get("env") or os.environ),
+                                      self._settings().environment)
+
+    def _new_cgroup(self) -> KernelCgroup | None:
+        """The kernel's own cgroup with its hard caps, or None where the grader may make none."""
+        memory, processes, _ = caps()
+        if not (memory or processes) or SandboxedKernelManager._cgroup_problem:
+            return None
+        try:
+            return KernelCgroup.create(memory, processes + PIDS_HEADROOM if processes else 0)
+        except OSError as exc:
+            SandboxedKernelManager._cgroup_problem = str(exc)
+            self.log.warning("The memory and process caps are polled, not hard: no cgroup (%s)", exc)
+            return None
 
     async def _async_pre_start_kernel(self, **kw):
         """IPC sockets in a folder of the kernel's own; a warm kernel's folder lies in its zygote's."""
         self._warm = None
-        warm = (bwrap.mode() != "off" and bwrap.why_unavailable() is None
-                and list(getattr(self.kernel_spec, "argv", [])[1:3]) == ["-m", "ipykernel_launcher"])
-        zygote = pool.zygote_for(bwrap.hidden_folders(self._course_root()), self.log) if warm else None
+        self._launch_args = {**(self._launch_args or {}), **kw}
+        sandboxed = bwrap.mode() != "off" and bwrap.why_unavailable() is None
+        self._cgroup = self._new_cgroup()
+        warm = sandboxed and list(getattr(self.kernel_spec, "argv", [])[1:3]) == ["-m", "ipykernel_launcher"]
+        zygote = pool.zygote_for(self._readable(), self._environment(), self.log,
+                                 **self._settings().sizes()) if warm else None
         if zygote is not None:
             zygote.busy, self._warm = True, zygote
             if self._socket_dir is not None:
@@ -128,6 +160,9 @@ class SandboxedKernelManager(AsyncKernelManager):
             self.watch.stop()
         self._release_zygote()
         await super()._async_cleanup_resources(restart=restart)
+        if self._cgroup is not None:
+            self._cgroup.remove()
+            self._cgroup = None
         if not restart and self._socket_dir is not None:
             shutil.rmtree(self._socket_dir, ignore_errors=True)
             self._socket_dir = None
@@ -148,10 +183,11 @@ class SandboxedKernelManager(AsyncKernelManager):
                              "Grade where bubblewrap works, or in a throwaway container.", problem)
             return cmd
         cwd = Path((self._launch_args or {}).get("cwd") or os.getcwd()).resolve()
-        readable = [*bwrap.readable_paths(), Path(self.connection_file).resolve()]
-        cold = bwrap.sandbox_command(cmd, writable=cwd, readable=readable,
-                                     hidden=bwrap.hidden_folders(self._course_root()), bwrap=bwrap.bwrap_path(),
-                                     sockets=self._socket_dir)
+        readable = [*self._readable(), Path(self.connection_file).resolve()]
+        environment = self._environment()
+        cold = bwrap.sandbox_command(cmd, writable=cwd, readable=readable, bwrap=bwrap.bwrap_path(),
+                                     sockets=self._socket_dir, environment=environment, **self._settings().sizes(),
+                                     cgroups=list(self._cgroup.folders.values()) if self._cgroup else ())
         if self._warm is None:
             return cold
         if cmd[1:3] != ["-m", "ipykernel_launcher"] or "-f" not in cmd \
@@ -164,5 +200,6 @@ class SandboxedKernelManager(AsyncKernelManager):
             self._release_zygote()  # a folder too big to copy for each kernel (a submission is small)
             return cold
         self._cold_cmd = cold
+        (self._socket_dir / "env.json").write_text(__import__("json").dumps(environment))
         return [sys.executable, "-m", stub.__name__, "--control", str(self._warm.control),
                 "--slot", str(self._socket_dir), "--init-pid", str(self._warm.init_pid), "--", *cmd]

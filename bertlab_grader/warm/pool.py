@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from bertlab_grader.kernel_limits import kill_all, process_tree
-from bertlab_grader.sandbox.bwrap import bwrap_path, readable_paths, sandbox_command
+from bertlab_grader.sandbox.bwrap import bwrap_path, sandbox_command
 from bertlab_grader.warm.protocol import READY, ns_pids
 
 ENV_VAR = "BERTLAB_WARM_KERNEL"  # "on" (the default) or "off"
@@ -66,7 +66,11 @@ def copy_folder(source: Path, target: Path, max_files: int = 2000, max_bytes: in
 class Zygote:
     """A zygote process in its own sandbox, and what the grader needs to use and clean it."""
 
-    def __init__(self, hidden: list[Path], log=None):
+    def __init__(self, readable: list[Path], environment: dict[str, str], tmp_bytes: int = 2**30,
+                 file_bytes: int = 2**30):
+        """A zygote in a sandbox that reads ``readable`` (and the system), keeps only ``environment``,
+        and writes only its scratch folder, a ``/tmp`` of ``tmp_bytes`` (where each kernel works, in a
+        copy of its folder) and files of at most ``file_bytes``."""
         import subprocess
         import tempfile
 
@@ -76,8 +80,8 @@ class Zygote:
         self.failed_imports: list[str] = []
         read, self._lifeline = os.pipe()
         cmd = sandbox_command([sys.executable, "-m", ZYGOTE, str(self.control), str(read)],
-                              writable=self.scratch, readable=readable_paths(),
-                              hidden=hidden, bwrap=bwrap_path())
+                              writable=self.scratch, readable=readable, bwrap=bwrap_path(),
+                              environment=environment, tmp_bytes=tmp_bytes, file_bytes=file_bytes)
         self.process = subprocess.Popen(cmd, stdout=subprocess.PIPE, pass_fds=(read,), start_new_session=True)
         os.close(read)
         self.pid = self.init_pid = None
@@ -159,14 +163,17 @@ def _stop_all() -> None:
     _zygotes.clear()
 
 
-def zygote_for(hidden: list[Path], log) -> Zygote | None:
-    """This process's idle zygote for kernels that hide ``hidden`` (started on first use), or None:
-    warm kernels are off, the zygote is busy with another kernel, or it could not start (logged)."""
+def zygote_for(readable: list[Path], environment: dict[str, str], log, work_bytes: int = 0,
+               tmp_bytes: int = 2**30, file_bytes: int = 2**30) -> Zygote | None:
+    """This process's idle zygote for kernels that read ``readable`` and keep ``environment``
+    (started on first use), or None: warm kernels are off, the zygote is busy with another
+    kernel, or it could not start (logged). A warm kernel works in a copy of its folder in the
+    zygote's ``/tmp`` (``tmp_bytes``), so ``work_bytes`` is not used."""
     import atexit
 
     if not enabled():
         return None
-    key = (tuple(str(p) for p in hidden), sys.executable, tuple(sorted(os.environ.items())))
+    key = (tuple(str(p) for p in readable), sys.executable, tuple(sorted(environment.items())), tmp_bytes, file_bytes)
     zygote = _zygotes.get(key)
     if zygote is not None and not zygote.alive():  # a kernel killed it: start another
         _zygotes.pop(key).stop()
@@ -175,7 +182,7 @@ def zygote_for(hidden: list[Path], log) -> Zygote | None:
         for other in [k for k in _zygotes if k[0] == key[0]]:  # the environment changed: a new one
             _zygotes.pop(other).stop()
         try:
-            zygote = Zygote(hidden)
+            zygote = Zygote(readable, environment, tmp_bytes=tmp_bytes, file_bytes=file_bytes)
         except Exception as exc:  # noqa: BLE001 - cold kernels still grade
             log.warning("Kernels start cold (no warm-kernel zygote: %s)", exc)
             return None

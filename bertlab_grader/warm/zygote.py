@@ -132,7 +132,13 @@ def _child(request: dict, fds: list[int], close: list) -> None:
     env.update(MPLCONFIGDIR="/tmp/matplotlib", IPYTHONDIR="/tmp/ipython")
     os.environ.clear()
     os.environ.update(env)
-    os.chdir(request["cwd"])
+    # The kernel works in a copy of its folder in /tmp, a size-capped tmpfs the zygote empties
+    # after each kernel: what it writes there is capped and thrown away, as a cold kernel's is.
+    import shutil
+
+    work = Path("/tmp") / Path(request["cwd"]).name
+    shutil.copytree(request["cwd"], work, symlinks=True, dirs_exist_ok=True)
+    os.chdir(work)
     sys.path[0] = os.getcwd()  # where `python -m` puts it
     random.seed()
     if "numpy" in sys.modules:
