@@ -23,7 +23,7 @@ ASSIGNMENTS := $(sort $(notdir $(wildcard solutions/ps*)))
 ASSIGNMENT ?= $(lastword $(ASSIGNMENTS))
 JB_FLAGS := -W -n --keep-going
 
-.PHONY: FORCE install lint book check test exercises lab release collect autograde regrade feedback grades bench \
+.PHONY: FORCE install lint book check test exercises lab release collect autograde regrade feedback grades publish hub bench \
         checkpoint bert2bert diffusion diffusion-control clean
 
 # One lock of requirements/ (compiled from its .in file: docs/contributing.md) and the course
@@ -36,7 +36,7 @@ JB_FLAGS := -W -n --keep-going
 STAMP := $(VENV)/.installed
 INSTALLED := $(shell cat $(STAMP) 2>/dev/null)
 LOCK ?= $(or $(filter test,$(INSTALLED)),$(lastword $(INSTALLED)),test)
-LOCKS := course book grader test
+LOCKS := course book grader hub test
 ifeq ($(filter $(LOCK),$(LOCKS)),)
 $(error LOCK=$(LOCK) is not a lock of requirements/; choose one of: $(LOCKS))
 endif
@@ -44,6 +44,7 @@ endif
 HOLDS_course := course
 HOLDS_book := course book
 HOLDS_grader := course grader
+HOLDS_hub := course grader hub
 HOLDS_test := $(LOCKS)
 KEPT := $(filter-out $(HOLDS_$(LOCK)),$(INSTALLED))
 ifeq ($(filter $(LOCK),$(INSTALLED)),)
@@ -147,14 +148,15 @@ ASSIGNMENT_GIVEN := $(if $(filter command line environment environment override,
 # The student version into exercises/ and the hidden tests into the gradebook: every assignment,
 # or ASSIGNMENT=<id>.
 release: install
-	$(call needs,grader test,the grader)
+	$(call needs,grader hub test,the grader)
 	$(GRADER) release $(ASSIGNMENT_GIVEN)
 
 # Submissions into autograder/submitted/<student>/$(ASSIGNMENT)/ from SOURCE: a folder with one
 # folder per student, or an LMS zip (Canvas's file names; REGEXP=... for another LMS).
+# SOURCE=exchange: each student's latest submission from nbgrader's exchange (the class's hub).
 collect: install
-	$(call needs,grader test,the grader)
-	@test -n "$(SOURCE)" || { echo "make collect ASSIGNMENT=<id> SOURCE=<folder or zip> [REGEXP=...]"; exit 2; }
+	$(call needs,grader hub test,the grader)
+	@test -n "$(SOURCE)" || { echo "make collect ASSIGNMENT=<id> SOURCE=<folder, zip or exchange> [REGEXP=...]"; exit 2; }
 	$(GRADER) collect $(ASSIGNMENT) "$(SOURCE)" $(if $(REGEXP),--regexp '$(REGEXP)')
 
 # Grades WORKERS students at once (default: one per core), then prints one row per student and
@@ -163,22 +165,47 @@ collect: install
 # grades it again). Needs the assignment released (make release), and never releases it itself.
 # SCHEDULER=tcp://host:8786 grades on a Dask cluster instead (docs/instructors.md: "Grading on a cluster").
 autograde: install
-	$(call needs,grader test,the grader)
+	$(call needs,grader hub test,the grader)
 	$(GRADER) autograde $(ASSIGNMENT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) \
 	  $(if $(STUDENT),--student $(STUDENT)) $(if $(FORCE),--force)
 
 regrade: install
-	$(call needs,grader test,the grader)
+	$(call needs,grader hub test,the grader)
 	$(GRADER) regrade $(ASSIGNMENT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) \
 	  $(if $(STUDENT),--student $(STUDENT))
 
+# Also releases each student's feedback to the exchange when the assignment was published there.
 feedback: install
-	$(call needs,grader test,the grader)
+	$(call needs,grader hub test,the grader)
 	$(GRADER) feedback $(ASSIGNMENT) $(if $(STUDENT),--student $(STUDENT))
+
+## The class's hub (docs/instructors.md, "A class on a JupyterHub") -----------------------------
+
+# As root: accounts for everyone on ROSTER, nbgrader's exchange, the models in a shared read-only
+# cache, the course's private folders closed (hub/prepare.py); then JupyterHub on HUB_IP:HUB_PORT
+# (HUB_FLAGS: more of its options, e.g. --ssl-cert=... --ssl-key=...), its proxy installed from
+# hub/package-lock.json. Ctrl-C stops it.
+ROSTER ?= hub/roster.csv
+HUB_IP ?= 0.0.0.0
+HUB_PORT ?= 8000
+hub: install hub/node_modules/.package-lock.json
+	$(call needs,hub test,JupyterHub)
+	$(BIN)/python hub/prepare.py --roster $(ROSTER)
+	BERTLAB_HUB_ROSTER=$(abspath $(ROSTER)) $(BIN)/python -m jupyterhub -f hub/jupyterhub_config.py \
+	  --ip=$(HUB_IP) --port=$(HUB_PORT) $(HUB_FLAGS)
+
+hub/node_modules/.package-lock.json: hub/package-lock.json
+	@command -v npm >/dev/null || { echo "bertlab: make hub needs Node.js and npm: sudo apt-get install nodejs npm" >&2; exit 2; }
+	cd hub && npm ci --no-audit --no-fund
+
+# A generated assignment (make release) into nbgrader's exchange, where the hub's students fetch it.
+publish: install
+	$(call needs,grader hub test,the grader)
+	$(GRADER) publish $(ASSIGNMENT)
 
 # Per-question and total scores, quoted CSV: autograder/grades/<assignment>.csv and totals.csv.
 grades: install
-	$(call needs,grader test,the grader)
+	$(call needs,grader hub test,the grader)
 	$(GRADER) export
 
 ## The course checkpoint (issue: an embedded BERT with a trained MLM head) --------------------

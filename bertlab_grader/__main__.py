@@ -4,12 +4,16 @@ Run from the course root (or pass ``--course``); the folders are those of
 :mod:`bertlab_grader.layout`. The ``make`` targets of the same names call these.
 
     release ASSIGNMENT...           the student version into exercises/, the hidden tests into the gradebook
-    collect ASSIGNMENT SOURCE       submissions from a folder (one folder per student) or an LMS zip
+    publish ASSIGNMENT              the student version into nbgrader's exchange (the class's hub)
+    collect ASSIGNMENT SOURCE       submissions from a folder (one folder per student) or an LMS zip;
+                                    SOURCE ``exchange``: each student's latest from the exchange
     autograde ASSIGNMENT            grade in parallel (--workers N, --student S, --force), then report;
                                     --scheduler ADDRESS grades on a Dask cluster instead
     regrade ASSIGNMENT              grade again even if unchanged (everyone, or --student S)
-    feedback ASSIGNMENT             HTML feedback, hidden tests removed (everyone, or --student S)
+    feedback ASSIGNMENT             HTML feedback, hidden tests removed (everyone, or --student S);
+                                    into the exchange too if the assignment was published there
     export [ASSIGNMENT...]          per-question and total scores as CSV
+    doctor                          what a grading kernel here can read, write, reach and use
 
 ``autograde`` prints one row per student (score, seconds, what needs a look), writes it to
 ``autograder/reports/ASSIGNMENT.csv`` and ``.json``, and exits 1 naming every student whose
@@ -64,9 +68,32 @@ def release(args) -> int:
     return 0
 
 
+def publish(args) -> int:
+    from bertlab_grader import exchange
+
+    _released(args.course, args.assignment)
+    try:
+        where = exchange.publish(args.course, args.assignment)
+    except exchange.ExchangeError as exc:
+        raise Refused(str(exc))
+    print(f"published {args.assignment}: students fetch it in the Assignments tab ({where})")
+    return 0
+
+
 def collect(args) -> int:
     from bertlab_grader.collect import CANVAS, CollectError, collect as run
 
+    if str(args.source) == "exchange":
+        from bertlab_grader import exchange
+
+        try:
+            got = exchange.collect(args.course, args.assignment)
+        except exchange.ExchangeError as exc:
+            raise Refused(str(exc))
+        print(f"collected {len(got.students)} new submission(s) of {args.assignment} from the exchange into "
+              f"{layout.SUBMITTED}/: " + ", ".join(s + (f" (late by {got.late[s]})" if s in got.late else "")
+                                                  for s in got.students))
+        return 0
     try:
         students = run(args.course, args.assignment, args.source, args.regexp or CANVAS)
     except CollectError as exc:
@@ -76,11 +103,21 @@ def collect(args) -> int:
     return 0
 
 
+def _sandbox_said() -> str:
+    """One line: is the sandbox on, and which caps are hard (the report says which is in force)."""
+    from bertlab_grader.kernel_limits import hard_caps
+    from bertlab_grader.sandbox import bwrap
+
+    problem = bwrap.why_unavailable() if bwrap.mode() != "off" else f"{bwrap.ENV_VAR}=off"
+    return f"sandbox: {'NOT sandboxed (' + problem + ')' if problem else 'on'}; caps: {hard_caps()}"
+
+
 def autograde(args) -> int:
     from bertlab_grader import grade_report, parallel
 
     course, assignment = args.course, args.assignment
     _released(course, assignment)
+    print(_sandbox_said(), flush=True)
     if not any((course / layout.SUBMITTED).glob(f"*/{assignment}")):
         raise Refused(f"no submissions: put them in {course / layout.SUBMITTED}/<student>/{assignment}/ "
                       f"(python -m bertlab_grader collect {assignment} FOLDER_OR_ZIP)")
@@ -127,6 +164,11 @@ def feedback(args) -> int:
         _checked(api.generate_feedback(args.assignment, student, force=True),
                  f"feedback for {args.assignment}" + (f" ({student})" if student else ""))
     print(f"feedback (HTML, hidden tests removed): {layout.FEEDBACK}/<student>/{args.assignment}/")
+    from bertlab_grader import exchange
+
+    if exchange.is_published(args.course, args.assignment):
+        released = exchange.release_feedback(args.course, args.assignment, args.student)
+        print(f"feedback released to the exchange (each student's Assignments tab): {', '.join(released)}")
     return 0
 
 
@@ -139,6 +181,12 @@ def export(args) -> int:
     for path in run(args.course, args.assignment or None):
         print("written:", path.relative_to(args.course) if path.is_relative_to(args.course) else path)
     return 0
+
+
+def doctor(args) -> int:
+    from bertlab_grader.doctor import doctor as check
+
+    return check(args.course)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -154,10 +202,13 @@ def parser() -> argparse.ArgumentParser:
     sub = command("release", release, "write the student version of assignments into exercises/ and record their "
                                       "tests in the gradebook (default: every assignment)")
     sub.add_argument("assignment", nargs="*")
+    sub = command("publish", publish, "release the student version to nbgrader's exchange (the class's hub)")
+    sub.add_argument("assignment")
     sub = command("collect", collect, "copy submissions into autograder/submitted/ from a folder (one folder per "
                                       "student) or an LMS zip (Canvas's file names by default)")
     sub.add_argument("assignment")
-    sub.add_argument("source", type=Path, help="a folder of student folders, or a zip downloaded from the LMS")
+    sub.add_argument("source", type=Path, help="a folder of student folders, a zip downloaded from the LMS, or "
+                                               "'exchange': nbgrader's exchange (a folder named so: ./exchange)")
     sub.add_argument("--regexp", help="how a file name in the zip names its student: a regular expression with "
                                       "the groups (?P<student_id>...) and (?P<file_id>...), matched on the whole path")
     for name, run, help in (("autograde", autograde, "grade submissions in parallel, then report"),
@@ -175,6 +226,7 @@ def parser() -> argparse.ArgumentParser:
     sub.add_argument("--student", action="append", help="only this student (repeatable)")
     sub = command("export", export, "write per-question and total scores as CSV into autograder/grades/")
     sub.add_argument("assignment", nargs="*")
+    command("doctor", doctor, "say what a grading kernel on this machine can read, write, reach and use")
     return top
 
 

@@ -1,0 +1,128 @@
+"""Get one machine ready for the class's hub: run as root by ``make hub`` before JupyterHub starts.
+
+Idempotent; each step says what it did:
+
+1. an account for everyone on the roster (:mod:`roster`) that has none: a system user with a home
+   only they can open (0700), and a random first password, written to
+   ``<state>/new-passwords.csv`` (root's only) for the instructor to hand out;
+2. nbgrader's exchange (``$BERTLAB_EXCHANGE``, else ``/srv/nbgrader/exchange``): root's, writable by
+   all, as nbgrader's docs ask; nbgrader then sets each course folder's own permissions;
+3. the course's models, assembled once into a shared cache (``$BERTLAB_HUB_CACHE``, else
+   ``/srv/bertlab/models``) that every student's server reads and none can write;
+4. the course's private folders (solutions, gradebook, submissions, history) closed to everyone
+   but the course folder's owner, who should be the instructor.
+
+    sudo .venv/bin/python hub/prepare.py --roster hub/roster.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import pwd
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+HUB = Path(__file__).resolve().parent
+sys.path.insert(0, str(HUB))
+import roster as roster_csv  # noqa: E402
+
+DEFAULTS = {"BERTLAB_EXCHANGE": "/srv/nbgrader/exchange", "BERTLAB_HUB_CACHE": "/srv/bertlab/models",
+            "BERTLAB_HUB_STATE": "/srv/bertlab/hub"}
+
+
+def setting(name: str) -> Path:
+    return Path(os.environ.get(name, "").strip() or DEFAULTS[name])
+
+
+def create_accounts(roster: dict[str, str], state: Path) -> list[str]:
+    """System users for the roster's new names; their first passwords into state/new-passwords.csv."""
+    created = []
+    for name in roster:
+        try:
+            pwd.getpwnam(name)
+            continue
+        except KeyError:
+            pass
+        subprocess.run(["useradd", "--create-home", "--user-group", "--shell", "/bin/bash", name], check=True)
+        password = secrets.token_urlsafe(9)
+        subprocess.run(["chpasswd"], input=f"{name}:{password}\n", text=True, check=True)
+        os.chmod(pwd.getpwnam(name).pw_dir, 0o700)
+        passwords = state / "new-passwords.csv"
+        fresh = not passwords.exists()
+        with os.fdopen(os.open(passwords, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "a") as f:
+            writer = csv.writer(f)
+            if fresh:
+                writer.writerow(["username", "password"])
+            writer.writerow([name, password])
+        created.append(name)
+    return created
+
+
+def make_exchange(root: Path) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    os.chown(root, 0, 0)
+    os.chmod(root, 0o777)
+
+
+def shared_models(cache: Path) -> None:
+    """The course's models assembled into ``cache``, then readable by all and writable by root only."""
+    env = {**os.environ, "BERTLAB_CACHE": str(cache), "HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
+    subprocess.run([sys.executable, "-c", "from bertlab.models import prepare_all; prepare_all()"],
+                   env=env, check=True)
+    subprocess.run(["chmod", "-R", "u+rwX,go+rX,go-w", str(cache)], check=True)
+    shut = [str(f) for f in cache.parents if not os.stat(f).st_mode & 0o001]
+    if shut:
+        raise SystemExit(f"prepare: students cannot reach {cache} through {', '.join(shut)}: "
+                         f"set BERTLAB_HUB_CACHE to a folder under /srv")
+
+
+def close_private_folders(course: Path, roster: dict[str, str]) -> list[str]:
+    from bertlab_grader import layout
+
+    closed = []
+    for name in layout.PRIVATE:
+        folder = course / name
+        if folder.exists():
+            os.chmod(folder, os.stat(folder).st_mode & ~0o007)
+            closed.append(name)
+    owner = pwd.getpwuid(course.stat().st_uid).pw_name
+    if roster.get(owner) != "instructor":
+        print(f"prepare: the course folder {course} belongs to {owner}, not to an instructor of the "
+              f"roster: the instructor's server cannot grade in it (chown -R it to the instructor)")
+    return closed
+
+
+def main(argv: list[str] | None = None) -> int:
+    top = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    top.add_argument("--roster", type=Path, default=HUB / "roster.csv")
+    top.add_argument("--course", type=Path, default=HUB.parent)
+    args = top.parse_args(argv)
+    if os.geteuid() != 0:
+        print("prepare: run as root (sudo make hub): it creates system users and the exchange", file=sys.stderr)
+        return 2
+    try:
+        roster = roster_csv.read(args.roster)
+    except (OSError, ValueError) as exc:
+        print(f"prepare: {exc}", file=sys.stderr)
+        return 2
+    state = setting("BERTLAB_HUB_STATE")
+    state.mkdir(parents=True, exist_ok=True)
+    os.chmod(state, 0o700)
+    created = create_accounts(roster, state)
+    print(f"prepare: {len(roster)} on the roster; new accounts: {', '.join(created) or 'none'}"
+          + (f" (first passwords in {state / 'new-passwords.csv'})" if created else ""))
+    make_exchange(setting("BERTLAB_EXCHANGE"))
+    print(f"prepare: exchange at {setting('BERTLAB_EXCHANGE')}")
+    shared_models(setting("BERTLAB_HUB_CACHE"))
+    print(f"prepare: models in {setting('BERTLAB_HUB_CACHE')}, read-only to students")
+    closed = close_private_folders(args.course.resolve(), roster)
+    print(f"prepare: closed to students: {', '.join(closed)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
