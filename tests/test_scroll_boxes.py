@@ -1,0 +1,215 @@
+"""The built pages read like a textbook in Chromium (issue 49; run by `make test` after `make book`).
+
+At a 1280-pixel window no code block scrolls sideways (every code cell is formatted to its
+column by tools/format_book_code.py, folded cells opened too), except the lines that
+tools/long_code_lines.yml allows; at a 390-pixel phone width no page scrolls sideways as a whole
+(wide things scroll inside their own box); and every box that scrolls can be reached by the
+keyboard, with a tab stop and a label (book/_site/scroll-boxes.js; axe's rule
+scrollable-region-focusable). The site is `$BERTLAB_SITE` (default `_build/html`); the browser
+is tests/browser.py's, offline.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+import browser
+import course_fixture
+
+REPO = course_fixture.REPO
+SITE = Path(os.environ.get("BERTLAB_SITE", REPO / "_build" / "html")).resolve()
+ALLOWED = REPO / "tools" / "long_code_lines.yml"
+pytestmark = pytest.mark.site
+
+# Every folded cell opened, then the code blocks (sources and printed outputs) wider than their box.
+_WIDE_CODE_JS = """() => {
+  const article = document.querySelector('article.bd-article');
+  for (const details of article.querySelectorAll('details:not([open])')) details.open = true;
+  return [...article.querySelectorAll('div.highlight pre')]
+    .filter(pre => pre.getClientRects().length && pre.scrollWidth > pre.clientWidth + 1)
+    .map(pre => ({lines: pre.textContent.split('\\n'), over: pre.scrollWidth - pre.clientWidth,
+                  where: pre.closest('.cell_output') ? 'output' : 'code'}));
+}"""
+
+# Whether the page as a whole scrolls sideways, and the outermost elements that stick out.
+_PAGE_WIDTH_JS = """() => {
+  const root = document.documentElement, limit = root.clientWidth + 1;
+  const clipped = el => { for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+      if (/auto|scroll|hidden|clip/.test(getComputedStyle(a).overflowX)) return true; } return false; };
+  const out = [...document.body.querySelectorAll('*')].filter(el => {
+    const r = el.getBoundingClientRect();
+    return r.width && r.right > limit && !clipped(el) && !(el.parentElement && el.parentElement.getBoundingClientRect().right > limit);
+  }).map(el => `${el.tagName.toLowerCase()}.${[...el.classList].join('.')} reaches ${Math.round(el.getBoundingClientRect().right)} px`);
+  return {scrollWidth: root.scrollWidth, clientWidth: root.clientWidth, out: out.slice(0, 5)};
+}"""
+
+# Boxes in the article that scroll, and whether a keyboard can reach them and what they are called.
+_SCROLL_BOXES_JS = """() => [...document.querySelector('article.bd-article').querySelectorAll('*')]
+  .filter(el => el.getClientRects().length).filter(el => {
+    const s = getComputedStyle(el);
+    return (/auto|scroll/.test(s.overflowX) && el.scrollWidth > el.clientWidth + 1)
+        || (/auto|scroll/.test(s.overflowY) && el.scrollHeight > el.clientHeight + 1);
+  }).map(el => ({what: `${el.tagName.toLowerCase()}.${[...el.classList].join('.')}`,
+                 text: el.textContent.trim().slice(0, 50), tabIndex: el.tabIndex,
+                 label: (el.getAttribute('aria-label') || el.getAttribute('aria-labelledby') || '').trim()}))"""
+
+
+def toc_pages() -> list[str]:
+    toc = yaml.safe_load((REPO / "_toc.yml").read_text())
+    files = [toc["root"]] + [
+        c["file"] for part in toc.get("parts", []) for c in part.get("chapters", [])
+    ]
+    return [f"{file}.html" for file in files]
+
+
+def allowed_lines() -> dict[str, list[str]]:
+    """The long lines tools/long_code_lines.yml allows, by site page (book/x.md -> book/x.html)."""
+    allowed: dict[str, list[str]] = {}
+    for entry in yaml.safe_load(ALLOWED.read_text()) or []:
+        allowed.setdefault(str(Path(entry["page"]).with_suffix(".html")), []).append(
+            entry["line"].strip()
+        )
+    return allowed
+
+
+def _open(page, url: str, width: int) -> None:
+    page.set_viewport_size({"width": width, "height": 800})
+    page.goto(url, wait_until="load", timeout=60_000)
+    page.evaluate("""async () => { await document.fonts.ready;
+      if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise; }""")
+    page.wait_for_timeout(600)  # widgets drawn, then the scripts' resize and mutation handlers
+
+
+def wide_code(page, allowed: list[str]) -> list[str]:
+    blocks = page.evaluate(_WIDE_CODE_JS)
+    return [
+        f"a {b['where']} block scrolls {b['over']} px sideways: {max(b['lines'], key=len).strip()[:80]!r}"
+        for b in blocks
+        if not any(line.strip().startswith(a) for line in b["lines"] for a in allowed)
+    ]
+
+
+def page_too_wide(page) -> list[str]:
+    found = page.evaluate(_PAGE_WIDTH_JS)
+    if found["scrollWidth"] <= found["clientWidth"]:
+        return []
+    return [
+        f"the page is {found['scrollWidth']} px wide in a {found['clientWidth']} px window: {found['out']}"
+    ]
+
+
+def unreachable_boxes(page) -> list[str]:
+    return [
+        f"{b['what']} ({b['text']!r}) scrolls, but has tabindex {b['tabIndex']} and label {b['label']!r}"
+        for b in page.evaluate(_SCROLL_BOXES_JS)
+        if b["tabIndex"] != 0 or not b["label"]
+    ]
+
+
+@pytest.fixture(scope="module")
+def site_pages():
+    assert (SITE / "index.html").exists(), f"no built site in {SITE}: run `make book` first"
+    reason = browser.why_unavailable()
+    if reason:
+        pytest.skip(reason)
+    with browser.serve(SITE) as base, browser.chromium() as context:
+        page = context.new_page()
+        try:
+            yield base, page
+        finally:
+            page.close()
+
+
+@pytest.fixture(scope="module")
+def findings(site_pages) -> dict[str, dict[str, list[str]]]:
+    """Every toc page at laptop and at phone width: what each check found, by page."""
+    base, page = site_pages
+    allowed = allowed_lines()
+    found = {}
+    for path in toc_pages():
+        if not (SITE / path).exists():
+            continue
+        _open(page, base + path, browser.LAPTOP["width"])
+        laptop_boxes = unreachable_boxes(page)
+        code = wide_code(page, allowed.get(path, []))
+        page.wait_for_timeout(300)
+        _open(page, base + path, browser.PHONE["width"])
+        phone_width = page_too_wide(page)
+        page.evaluate(_WIDE_CODE_JS)  # folded cells opened at this width too
+        page.wait_for_timeout(300)
+        found[path] = {
+            "code": code,
+            "phone": phone_width,
+            "keyboard": laptop_boxes + unreachable_boxes(page),
+        }
+    assert found, "no page of the toc is built"
+    return found
+
+
+def _failures(findings, kind: str) -> list[str]:
+    return [f"{path}: {message}" for path, found in findings.items() for message in found[kind]]
+
+
+def test_no_code_block_scrolls_sideways_at_laptop_width(findings):
+    assert not _failures(findings, "code"), (
+        "wrap the code (python tools/format_book_code.py) or name the line in tools/long_code_lines.yml"
+    )
+
+
+def test_no_page_scrolls_sideways_at_phone_width(findings):
+    assert not _failures(findings, "phone")
+
+
+def test_every_scroll_box_is_reachable_by_keyboard_and_labelled(findings):
+    assert not _failures(findings, "keyboard")
+
+
+def test_every_allowed_long_line_is_still_in_its_page():
+    """An allow-list entry whose line has gone allows nothing: remove it."""
+    for path, lines in allowed_lines().items():
+        source = (REPO / Path(path).with_suffix(".md")).read_text()
+        for line in lines:
+            assert line in source, f"{ALLOWED.name}: {line!r} is no longer in {path}"
+
+
+def test_the_checks_catch_a_wide_block_a_wide_page_and_an_unlabelled_box(site_pages):
+    """Each check fails on a page broken its way (a check that cannot fail proves nothing),
+    and the site's script labels a scroll box that appears after the page loaded."""
+    base, page = site_pages
+    path = next(
+        p for p in toc_pages() if (SITE / p).exists() and "cell_input" in (SITE / p).read_text()
+    )
+    _open(page, base + path, browser.PHONE["width"])
+    assert not page_too_wide(page)
+    new_box = page.evaluate("""() => {
+      const article = document.querySelector('article.bd-article');
+      const cell = article.querySelector('.cell_input div.highlight');
+      const pre = document.createElement('pre'); pre.textContent = 'x = ' + '1 + '.repeat(60) + '1';
+      cell.appendChild(pre);
+      const wide = document.createElement('div'); wide.style.width = '900px'; wide.textContent = 'wide';
+      article.appendChild(wide);
+      const box = document.createElement('div'); box.id = 'late-box';
+      box.style.cssText = 'overflow-x: auto; width: 200px';
+      box.innerHTML = '<div style="width: 900px">a box that scrolls</div>';
+      article.appendChild(box);
+      return !box.hasAttribute('aria-label');
+    }""")
+    assert new_box, "the box was labelled before the script could have run"
+    assert any("'x = 1 + 1" in m for m in wide_code(page, [])), "a long code line went unnoticed"
+    assert page_too_wide(page), "a 900 px element at phone width went unnoticed"
+    page.wait_for_timeout(300)
+    late = page.evaluate(
+        "() => [document.getElementById('late-box').tabIndex, "
+        "document.getElementById('late-box').getAttribute('aria-label')]"
+    )
+    assert late[0] == 0 and late[1], (
+        f"book/_site/scroll-boxes.js did not label a new scroll box: {late}"
+    )
+    page.evaluate("() => document.getElementById('late-box').removeAttribute('aria-label')")
+    assert any("a box that scrolls" in m for m in unreachable_boxes(page)), (
+        "an unlabelled box went unnoticed"
+    )
