@@ -288,4 +288,3 @@ def test_exercises_are_generated_from_solutions(graded):
     assert json.loads(committed.read_text()) == json.loads(fresh.read_text()), (
         f"exercises/{assignment} is out of date with solutions/{assignment}: run `make exercises`"
     )
-
