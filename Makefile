@@ -84,9 +84,10 @@ lint: install
 ## The website -------------------------------------------------------------------------------
 
 # Pages show transformers' loading report only where they explain it (Chapter 3 captures it).
+# The execution cache is emptied when a model, the book's code or the course package's changes.
 book: install book/live/node_modules/.package-lock.json
 	$(call needs,book test,Jupyter Book)
-	$(BIN)/python -m bertlab.book_cache _build book/reference
+	$(BIN)/python -m bertlab.book_cache _build book/reference bertlab
 	$(BIN)/python -m bertlab.web_models _build/web
 	TRANSFORMERS_VERBOSITY=error $(BIN)/jupyter-book build . $(JB_FLAGS)
 	mkdir -p _build/html/_static/live && cp -R _build/web/. _build/html/_static/live/

@@ -6,11 +6,11 @@ previous model. ``make book`` runs this first: it records the identity of the mo
 of every chapter, the decoder of Chapters 1, 6 and 8, the shipped BERT2BERT and masked diffusion
 model or the folders their switches name) next to the cache and empties the cache
 when it changed. Resolving the decoder here also converts it on a fresh machine, once, before
-the first page needs it. The folders given after the build folder hold code the pages import
-that is not in this package (the book's ``book/reference``): a change to any ``.py`` file there
-empties the cache too.
+the first page needs it. The folders given after the build folder hold the code the pages
+import (the book's ``book/reference`` and this package, ``bertlab``): a change to any ``.py``
+file there empties the cache too, so a page never shows what an older helper computed.
 
-    python -m bertlab.book_cache _build book/reference
+    python -m bertlab.book_cache _build book/reference bertlab
 """
 
 from __future__ import annotations
