@@ -114,3 +114,18 @@ def test_a_correct_alternative_scores_full_marks(assignment, name):
     lost = failed(tests)
     assert not lost, f"{assignment}: correct alternative {name} lost points in {lost}:\n" + "\n".join(
         tests[k]["said"][-800:] for k in lost)
+
+
+def test_a_function_that_calls_a_changed_one_counts_as_changed():
+    """ps01's shape: bert_self_attention calls scaled_dot_product_attention, so a variant of the
+    latter is graded on the former's tests too, as nbgrader grades it."""
+    from variant_runner import changed_names
+
+    notebook = [
+        {"kind": "solution", "grade_id": "impl_sdpa", "source": "def sdpa(q, k, v):\n    return q"},
+        {"kind": "solution", "grade_id": "impl_attn", "source": "def attention(x):\n    return sdpa(x, x, x)"},
+        {"kind": "solution", "grade_id": "impl_layer", "source": "def layer(x):\n    return attention(x) + x"},
+        {"kind": "solution", "grade_id": "impl_other", "source": "def tokens(text):\n    return text.split()"},
+    ]
+    assert changed_names(notebook, {"impl_sdpa": "def sdpa(q, k, v):\n    return k"}) == {"sdpa", "attention", "layer"}
+    assert changed_names(notebook, {"impl_other": "def tokens(text):\n    return [text]"}) == {"tokens"}

@@ -9,8 +9,8 @@ kernel (imports, model loads, every cell) repeats work that does not depend on i
 IPython shell runs the reference solution cell by cell, as autograde would; just before a
 solution cell runs, every variant whose first changed cell it is gets a fork of the process. The
 fork runs the variant's sources in place of the reference's and then the rest of the notebook in
-order, except the test cells that do not mention a changed function (they would pass as they do
-for the reference), and reports each test cell it ran: passed or not, its points, and what it
+order, except the test cells that mention no changed function (they would pass as they do for
+the reference), and reports each test cell it ran: passed or not, its points, and what it
 said (the error's name and message, and what it printed), as nbgrader's feedback would show it.
 
 The same test cells run, on the same state, as in the round trip; what is left out is nbgrader
@@ -97,13 +97,32 @@ def run(shell, source: str) -> dict:
     return {"passed": error is None, "said": said[-20_000:]}
 
 
-def grade_variant(shell, notebook: list[dict], start: int, sources: dict[str, str]) -> dict:
-    """In a fork: the notebook from cell ``start`` on, with ``sources`` swapped in; each test cell
-    that mentions a changed function, graded."""
+def changed_names(notebook: list[dict], sources: dict[str, str]) -> set[str]:
+    """The functions a variant changes: those its swapped cells define, and every function of a
+    solution cell that calls one of them, directly or through another (ps01's
+    ``bert_self_attention`` calls ``scaled_dot_product_attention``: a wrong attention score makes
+    both wrong, and nbgrader runs both functions' tests)."""
     changed = set()
     for cell in notebook:
         if cell["grade_id"] in sources:
             changed |= defined_names(cell["source"]) | defined_names(sources[cell["grade_id"]])
+    callers = {}  # function -> the source of the solution cell that defines it
+    for cell in notebook:
+        if cell["kind"] == "solution":
+            for name in defined_names(sources.get(cell["grade_id"], cell["source"])):
+                callers[name] = sources.get(cell["grade_id"], cell["source"])
+    grew = True
+    while grew:
+        more = {name for name, source in callers.items() if name not in changed and mentions(source, changed)}
+        changed |= more
+        grew = bool(more)
+    return changed
+
+
+def grade_variant(shell, notebook: list[dict], start: int, sources: dict[str, str]) -> dict:
+    """In a fork: the notebook from cell ``start`` on, with ``sources`` swapped in; each test cell
+    that mentions a changed function (:func:`changed_names`), graded."""
+    changed = changed_names(notebook, sources)
     tests = {}
     for cell in notebook[start:]:
         if cell["kind"] == "solution":
