@@ -16,12 +16,26 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 
+def _parametrized_here(item) -> set[str]:
+    """The argument names of the test's own ``@pytest.mark.parametrize`` marks."""
+    names = set()
+    for mark in item.iter_markers("parametrize"):
+        argnames = mark.args[0] if mark.args else mark.kwargs["argnames"]
+        if isinstance(argnames, str):
+            argnames = argnames.split(",")
+        names.update(n.strip() for n in argnames)
+    return names
+
+
 def _shared_params(item) -> list[str]:
-    """``name=value`` for each parameter of a fixture wider than one test that ``item`` uses."""
+    """``name=value`` for each parameter ``item`` takes from a fixture's ``params`` (every such
+    fixture here is module-scoped, so wider than one test), not from its own ``parametrize``
+    marks. Read from the item's ``callspec`` and its marks, with no private pytest attribute."""
     spec = getattr(item, "callspec", None)
-    definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
-    return [f"{name}={spec.params[name]}" for name in sorted(spec.params if spec else ())
-            if definitions.get(name) and definitions[name][-1].scope != "function"]
+    if spec is None:
+        return []
+    own = _parametrized_here(item)
+    return [f"{name}={spec.params[name]}" for name in sorted(spec.params) if name not in own]
 
 
 def pytest_itemcollected(item):
