@@ -9,7 +9,7 @@ all. A dense layer that any gradient step reached would not keep a bias of exact
 
 This module returns facts (counts and a spread), never a sentence: a page states its claim in
 its own words, glues these numbers into it and asserts them. Used by the model card (the
-pooler's evidence), Chapter 0 and Chapter 2.
+pooler's evidence) and Chapter 2.
 """
 
 from __future__ import annotations

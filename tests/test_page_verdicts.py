@@ -4,8 +4,9 @@ A page may glue numbers into its prose (myst-nb's ``glue``), but not words picke
 a sentence assembled from pre-written branches reads as a lesson whichever branch fired, so a
 demo that fails still "teaches". A page that makes a claim asserts it instead, so a rebuild that
 breaks the claim fails the build. This test reads every code cell of the pages below and fails on
-a ``glue`` whose value is a conditional expression, falls back on words (``x or "none"``), or uses a
-name assigned in an ``if`` branch or from a conditional expression.
+a ``glue`` whose value is a conditional expression, falls back on words (``x or "none"``), uses a
+name assigned in an ``if`` branch or from a conditional expression, or calls a helper (defined on
+the page or imported from ``bertlab``) whose ``return`` picks words the same ways.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-BOOK = Path(__file__).resolve().parents[1] / "book"
+REPO = Path(__file__).resolve().parents[1]
+BOOK = REPO / "book"
 # Every page of the book: the introduction, Chapters 0 to 8 (and 6b), the FAQ and the model card.
 PAGES = ["intro", "00-first-look", "01-encoder-not-decoder", "02-what-comes-out", "03-task-heads",
          "04-masked-language-modelling", "05a-classification", "05b-tagging", "05c-question-answering",
@@ -39,9 +41,42 @@ def is_words(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
+def picks_words(node: ast.AST) -> bool:
+    """Whether an expression chooses between words: ``"a" if c else "b"`` or ``x or "none"``."""
+    def words(n):
+        return is_words(n) or isinstance(n, ast.JoinedStr)
+
+    return any(
+        isinstance(n, ast.IfExp) and (words(n.body) or words(n.orelse))
+        or isinstance(n, ast.BoolOp) and any(words(v) for v in n.values)
+        for n in ast.walk(node)
+    )
+
+
+def word_picking_functions(trees: list[ast.AST]) -> set[str]:
+    """Names of the functions, defined in ``trees`` or imported there from ``bertlab``, whose
+    ``return`` picks words (:func:`picks_words`)."""
+    def pickers(tree):
+        return {f.name for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and any(isinstance(r, ast.Return) and r.value is not None and picks_words(r.value)
+                        for r in ast.walk(f))}
+
+    found = set().union(*(pickers(tree) for tree in trees))
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "bertlab":
+                module = REPO / Path(*node.module.split("."))
+                path = module / "__init__.py" if module.is_dir() else module.with_suffix(".py")
+                if path.is_file():
+                    defined = pickers(ast.parse(path.read_text()))
+                    found |= {a.asname or a.name for a in node.names if a.name in defined}
+    return found
+
+
 def conditional_glue(sources: list[str]) -> list[str]:
     """Every ``glue(name, value)`` whose value is chosen by a condition, as ``name: value``."""
     trees = [ast.parse(source) for source in sources]
+    helpers = word_picking_functions(trees)
     chosen = set()
     for tree in trees:
         for node in ast.walk(tree):
@@ -60,7 +95,10 @@ def conditional_glue(sources: list[str]) -> list[str]:
                 used = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
                 fallback = any(isinstance(n, ast.BoolOp) and any(is_words(v) for v in n.values)
                                for n in ast.walk(value))
-                if any(isinstance(n, ast.IfExp) for n in ast.walk(value)) or used & chosen or fallback:
+                calls = {getattr(n.func, "id", None) or getattr(n.func, "attr", None)
+                         for n in ast.walk(value) if isinstance(n, ast.Call)}
+                if (any(isinstance(n, ast.IfExp) for n in ast.walk(value)) or used & chosen or fallback
+                        or calls & helpers):
                     found.append(f"{ast.unparse(call.args[0])}: {ast.unparse(value)[:120]}")
     return found
 
@@ -81,3 +119,12 @@ def test_the_check_sees_both_kinds_of_choice():
                "glue('w', 'more' if x > 1 else 'less')\nglue('n', f'{x:.1f}')",
                "glue('f', ', '.join(names) or 'none')\nglue('m', x or 0)"]
     assert [f.split(":")[0] for f in conditional_glue(sources)] == ["'v'", "'w'", "'f'"]
+
+
+def test_the_check_sees_words_picked_inside_a_helper():
+    sources = ['def key_list(keys):\n    return ", ".join(keys) if keys else "none"\n'
+               "def verdict(x):\n    return x > 0 and 'works' or 'fails'\n"
+               "def fmt(x):\n    return f'{x:.1f}' if x else 0\n"
+               "def size(x):\n    return x if x > 0 else 0\n",
+               "glue('k', key_list(ks))\nglue('v', verdict(x))\nglue('f', fmt(x))\nglue('s', size(x))"]
+    assert [f.split(":")[0] for f in conditional_glue(sources)] == ["'k'", "'v'", "'f'"]

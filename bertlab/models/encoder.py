@@ -108,6 +108,19 @@ def default_model_path() -> str:
     return checkpoint_path() if is_shipped() else minilm_path()
 
 
+def is_course_checkpoint(path: str | None = None) -> bool:
+    """Whether ``path`` (default: :func:`model_path`'s answer) is the course checkpoint.
+
+    A page asserts what the course checkpoint has learnt (a fine-tuned accuracy, a guess at a
+    blank) only when it runs on it; on another BERT (``BERTLAB_MODEL``) it shows that model's
+    numbers and must still run to the end (``tests/test_model_switch.py``). Structural claims,
+    true of any BERT, are asserted on every model. Explained in the introduction."""
+    if not is_shipped():
+        return False
+    path = model_path(path)
+    return Path(path).is_dir() and Path(path).resolve() == Path(checkpoint_path()).resolve()
+
+
 def model_path(name: str | None = None) -> str:
     """Resolve the checkpoint to load: ``name``, else ``$BERTLAB_MODEL``, else the default.
 
