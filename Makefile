@@ -23,7 +23,7 @@ ASSIGNMENTS := $(sort $(notdir $(wildcard solutions/ps*)))
 ASSIGNMENT ?= $(lastword $(ASSIGNMENTS))
 JB_FLAGS := -W -n --keep-going
 
-.PHONY: FORCE install lint book check test exercises lab release collect autograde regrade feedback grades publish hub bench \
+.PHONY: FORCE install lint book check test exercises lab validate release collect autograde regrade feedback grades publish hub bench \
         checkpoint bert2bert diffusion diffusion-control clean
 
 # One lock of requirements/ (compiled from its .in file: docs/contributing.md) and the course
@@ -35,6 +35,11 @@ JB_FLAGS := -W -n --keep-going
 # need more than the student's lock say which to install.
 STAMP := $(VENV)/.installed
 INSTALLED := $(shell cat $(STAMP) 2>/dev/null)
+# A student's targets (lab, validate) install the student's lock into a fresh clone; once .venv
+# holds a lock, they keep it (every lock holds the student's).
+ifneq ($(filter lab validate,$(MAKECMDGOALS)),)
+LOCK ?= $(or $(filter test,$(INSTALLED)),$(lastword $(INSTALLED)),course)
+endif
 LOCK ?= $(or $(filter test,$(INSTALLED)),$(lastword $(INSTALLED)),test)
 LOCKS := course book grader hub test
 ifeq ($(filter $(LOCK),$(LOCKS)),)
@@ -136,8 +141,21 @@ exercises: install
 	done
 
 # Served from the root (chapter links resolve, nbgrader finds its config); opens on exercises/.
+# student-lab/ is the student's Jupyter configuration: nbgrader's Validate button and Assignments
+# tab (its own menu), without the instructor's formgrader, course list and Create Assignment
+# sidebar, and without JupyterLab's news pop-up.
 lab: install
-	$(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) --LabApp.default_url=/lab/tree/exercises $(LAB_FLAGS)
+	JUPYTER_CONFIG_PATH=$(CURDIR)/student-lab$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH)) \
+	  $(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) --LabApp.default_url=/lab/tree/exercises $(LAB_FLAGS)
+
+# What Validate does (restart, run every cell, report the failing test cells), with an exit
+# status: nbgrader validate exits 0 even when a test fails; this fails unless every test passes.
+validate: install
+	@test -n "$(NOTEBOOK)" || { echo "make validate NOTEBOOK=exercises/<id>/<id>.ipynb"; exit 2; }
+	@test -f "$(NOTEBOOK)" || { echo "bertlab: no notebook $(NOTEBOOK)"; exit 2; }
+	@said=$$(mktemp); nbgrader validate "$(NOTEBOOK)" | tee $$said; rc=$${PIPESTATUS[0]}; \
+	  grep -q '^Success! Your notebook passes all the tests' $$said; passed=$$?; rm -f $$said; \
+	  [ $$rc -eq 0 ] && [ $$passed -eq 0 ]
 
 ## Grading (instructors) ---------------------------------------------------------------------
 

@@ -1,9 +1,11 @@
-"""`make lab` serves JupyterLab with nbgrader's Validate working on exercises/ (its server API)."""
+"""`make lab` serves JupyterLab with nbgrader's Validate working on exercises/ (its server API), and
+none of nbgrader's instructor tools."""
 
 import json
 import socket
 import subprocess
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -12,6 +14,10 @@ import pytest
 import course_fixture
 
 pytestmark = pytest.mark.slow
+#: What student-lab/labconfig/page_config.json turns off (the Validate button and the Assignments
+#: list stay).
+STUDENT_DISABLES = ("@jupyter/nbgrader:menu", "@jupyter/nbgrader:course-list",
+                    "@jupyter/nbgrader:create-assignment", "@jupyterlab/apputils-extension:announcements")
 
 
 def free_port() -> int:
@@ -42,6 +48,16 @@ def test_validate_button_works_on_the_released_stub():
         assert reply["success"], reply
         result = reply["value"]
         assert result.get("failed"), f"validating the stub should report failing cells: {result}"
+
+        # the student's settings (student-lab/): no instructor tools, no news pop-up
+        page = urllib.request.urlopen(f"{base}/lab?token={token}", timeout=30).read().decode()
+        for plugin in STUDENT_DISABLES:
+            assert plugin in page, f"make lab leaves {plugin} enabled"
+        try:
+            urllib.request.urlopen(f"{base}/formgrader?token={token}", timeout=30)
+            raise AssertionError("make lab serves nbgrader's formgrader to the student")
+        except urllib.error.HTTPError as error:
+            assert error.code == 404, error
     finally:
         import os
         import signal
