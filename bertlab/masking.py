@@ -123,11 +123,11 @@ def plot_proportions(counts: MaskingCounts, targets=(0.15, 0.8, 0.1, 0.1), ax=No
     return ax
 
 
-_STYLE = {  # outcome -> (background, text colour)
+_STYLE = {  # outcome -> (background, text colour), each pair >= 4.5:1 (WCAG 2 AA; axe color-contrast)
     0: ("#f2f2f2", "#555"),
     1: ("#1f77b4", "white"),
-    2: ("#ff7f0e", "white"),
-    3: ("#2ca02c", "white"),
+    2: ("#a65200", "white"),
+    3: ("#1a7f37", "white"),
 }
 
 
@@ -139,7 +139,7 @@ def token_rows_html(tokens_in: list[str], labels: list[str | None], kinds: list[
     green: selected but unchanged).
     """
     def box(text, kind, faint=False):
-        bg, fg = _STYLE[kind] if not faint else ("white", "#aaa")
+        bg, fg = _STYLE[kind] if not faint else ("white", "#767676")
         return (f'<td style="background:{bg};color:{fg};padding:2px 5px;border:1px solid #ddd;'
                 f'font-family:monospace;font-size:12px;text-align:center">{html.escape(text)}</td>')
 
