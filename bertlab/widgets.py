@@ -64,9 +64,14 @@ def attention_pngs(layers, tokens: list[str]) -> list[list[bytes]]:
     return pngs
 
 
-def image_stack(pngs: list[bytes]) -> widgets.Stack:
-    """A ``Stack`` showing one of several precomputed PNGs (the first one to begin with)."""
-    return widgets.Stack([widgets.Image(value=png, format="png") for png in pngs], selected_index=0)
+def image_stack(pngs: list[bytes], descriptions: list[str] | None = None) -> widgets.Stack:
+    """A ``Stack`` showing one of several precomputed PNGs (the first one to begin with).
+
+    Each image's description becomes its ``tooltip`` (the ``title`` attribute, which screen
+    readers and axe's image-alt rule read: ipywidgets' Image has no alt)."""
+    descriptions = descriptions or [""] * len(pngs)
+    return widgets.Stack([widgets.Image(value=png, format="png", tooltip=d or None)
+                          for png, d in zip(pngs, descriptions)], selected_index=0)
 
 
 def attention_explorer(attentions, tokens: list[str]) -> widgets.VBox:
@@ -89,8 +94,10 @@ def attention_explorer(attentions, tokens: list[str]) -> widgets.VBox:
     head_choice = widgets.Dropdown(options=[f"head {h + 1}" for h in range(heads)],
                                    index=0, description="Head")
     per_layer = []
-    for layer_pngs in pngs:
-        inner = image_stack(layer_pngs)
+    for i, layer_pngs in enumerate(pngs):
+        inner = image_stack(layer_pngs, [f"Heat map of the attention weights of layer {i + 1}, head {h + 1}: "
+                                         "one row per token, how much it attends to each token"
+                                         for h in range(heads)])
         widgets.jslink((head_choice, "index"), (inner, "selected_index"))
         per_layer.append(inner)
     outer = widgets.Stack(per_layer, selected_index=0)
