@@ -36,6 +36,7 @@ from nbclient import NotebookClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import course_fixture  # noqa: E402
+from live_bench import live_models  # noqa: E402
 from tests.test_site import toc_files  # noqa: E402
 
 REPO = course_fixture.REPO
@@ -401,6 +402,7 @@ def pages_and_grading(failures: list[str]) -> int:
     failures += decoder_load()
     failures += bert2bert_load()
     failures += diffusion_shipped()
+    failures += live_models()  # the "Try it" boxes in Chromium (tests/live_bench.py)
     failures += parallel_grading()
     failures += cluster_grading()
     failures += student_server_memory()
