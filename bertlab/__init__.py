@@ -21,6 +21,8 @@ It holds what runs while a page or a notebook is read, and nothing a student is 
 ``probes``, ``copying``            the checkpoint's cloze probes and copy rate (the model card)
 ``launch_links``, ``book_cache``   the book's machinery: every chapter's Exercise links, and
                                    ``make book``'s execution cache
+``messages``                       what a failing test cell says, shaped for nbgrader's Validate
+                                   (every assignment's test cells)
 =================================  ===================================================================
 
 The grader (``bertlab_grader``) and the recipes that train the shipped weights (``recipes/``) are
