@@ -62,7 +62,8 @@ def test_no_serious_or_critical_axe_violation(context, base, path):
     page = context.new_page()
     try:
         page.goto(base + path)
-        page.wait_for_load_state("networkidle")
+        page.wait_for_load_state("load")  # not "networkidle": a widget-heavy page may never be idle
+        page.wait_for_timeout(1500)  # the widgets draw and the theme sets code blocks' tabindex
         found = violations(page)
     finally:
         page.close()
