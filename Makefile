@@ -23,7 +23,7 @@ ASSIGNMENTS := $(sort $(notdir $(wildcard solutions/ps*)))
 ASSIGNMENT ?= $(lastword $(ASSIGNMENTS))
 JB_FLAGS := -W -n --keep-going
 
-.PHONY: FORCE install lint book check test exercises lab validate release collect autograde regrade feedback grades publish hub bench \
+.PHONY: FORCE install lint book check test exercises lab validate release collect autograde regrade feedback grades doctor publish hub bench \
         checkpoint bert2bert diffusion diffusion-control clean
 
 # One lock of requirements/ (compiled from its .in file: docs/contributing.md) and the course
@@ -221,6 +221,12 @@ hub/node_modules/.package-lock.json: hub/package-lock.json
 publish: install
 	$(call needs,grader hub test,the grader)
 	$(GRADER) publish $(ASSIGNMENT)
+
+# What a grading kernel on this machine can read, write, reach and use (docs/instructors.md,
+# "What the grader guarantees"); exits 1 if kernels would run unsandboxed or see the course.
+doctor: install
+	$(call needs,grader hub test,the grader)
+	$(GRADER) doctor
 
 # Per-question and total scores, quoted CSV: autograder/grades/<assignment>.csv and totals.csv.
 grades: install

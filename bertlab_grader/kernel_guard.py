@@ -42,7 +42,6 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
-import os
 import sys
 
 from bertlab_grader import kernel_hooks
@@ -147,17 +146,13 @@ def oracle_origins(oracles, import_missing: bool = False) -> dict[str, str | Non
 
 def _installed_class(cls) -> bool:
     """True for a class an installed package defines (scipy's ``MatlabObject``, say), not the
-    notebook: its module's file lies under the interpreter's prefixes (the read-only environment
-    the sandbox mounts), and the class really is that module's attribute (a class cannot pass by
-    writing a library's name into its ``__module__``)."""
+    notebook: its module's file lies in the Python environment (the read-only folders the
+    sandbox mounts: :func:`bertlab_grader.kernel_hooks.installed_file`), and the class really is
+    that module's attribute (a class cannot pass by writing a library's name into its ``__module__``)."""
     module = sys.modules.get(str(getattr(cls, "__module__", "")))
     file = getattr(module, "__file__", None)
-    if not file:
-        return False  # __main__ of a kernel, or a module made at run time
-    real = os.path.realpath(file)
-    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
-    if not any(real.startswith(p + os.sep) for p in prefixes):
-        return False
+    if not file or not kernel_hooks.installed_file(file):
+        return False  # __main__ of a kernel, a module made at run time, or one outside the environment
     obj = module
     for part in str(getattr(cls, "__qualname__", "")).split("."):
         obj = getattr(obj, part, None)

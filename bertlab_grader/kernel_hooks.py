@@ -46,15 +46,29 @@ def _object(obj) -> str:
     return f"{_name(obj)}@{id(obj)}"
 
 
-def _installed_file(filename: str) -> bool:
-    """Whether a code object's file lies in the Python environment (not the notebook's cells)."""
+_roots: list[str] = []  # the environment's folders, read once (by the first fingerprint)
+
+
+def installed_roots() -> list[str]:
+    """The Python environment's folders: its prefixes and the site-packages folders on
+    ``sys.path`` (one a ``.pth`` file added too), as they were at the first fingerprint, before
+    any cell could add a folder of its own."""
+    if not _roots:
+        found = {sys.prefix, sys.base_prefix, sys.exec_prefix}
+        found |= {p for p in sys.path if os.path.basename(p) in {"site-packages", "dist-packages"}}
+        _roots.extend(sorted(os.path.realpath(p) for p in found))
+    return _roots
+
+
+def installed_file(filename: str) -> bool:
+    """Whether a code object's (or a module's) file lies in the Python environment, not in the
+    notebook's cells or a folder the notebook wrote."""
     if filename.startswith("<frozen "):  # the interpreter's own modules (importlib)
         return True
     if not filename or filename.startswith("<"):
         return False
     real = os.path.realpath(filename)
-    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
-    return any(real.startswith(p + os.sep) for p in prefixes)
+    return any(real.startswith(p + os.sep) for p in installed_roots())
 
 
 def from_notebook(obj, depth: int = 0) -> bool:
@@ -73,7 +87,7 @@ def from_notebook(obj, depth: int = 0) -> bool:
         owner = obj.__self__ if isinstance(obj.__self__, type) else type(obj.__self__)
         return from_notebook(obj.__func__, depth + 1) or from_notebook(owner, depth + 1)
     if isinstance(obj, types.FunctionType):
-        if not _installed_file(obj.__code__.co_filename):
+        if not installed_file(obj.__code__.co_filename):
             return True
         held = [c.cell_contents for c in obj.__closure__ or () if _filled(c)]
         held += list(obj.__defaults__ or ()) + list((obj.__kwdefaults__ or {}).values())
@@ -94,7 +108,7 @@ def from_notebook(obj, depth: int = 0) -> bool:
     origin = getattr(getattr(module, "__spec__", None), "origin", None)
     if module is not None and origin in {"built-in", "frozen"}:
         return False
-    return not _installed_file(getattr(module, "__file__", "") or "")
+    return not installed_file(getattr(module, "__file__", "") or "")
 
 
 def _filled(cell) -> bool:
@@ -127,6 +141,7 @@ def refuse_audit_hooks() -> int:
 
 def python_hooks() -> dict:
     """The interpreter's hooks: what each is now, as names (and identities where it must not change)."""
+    installed_roots()
     timers = [t for t in ("ITIMER_REAL", "ITIMER_VIRTUAL", "ITIMER_PROF") if hasattr(signal, t)]
     return {
         "sys hooks": {n: _object(getattr(sys, n)) for n in ("excepthook", "displayhook", "unraisablehook",

@@ -125,6 +125,16 @@ class KernelCgroup:
                 pass
         return sorted(found)
 
+    def memory_used(self) -> int | None:
+        """Bytes the cgroup's processes use now (pages shared by forks counted once), or None."""
+        folder = self.folders.get("memory")
+        for name in ("memory.current", "memory.usage_in_bytes"):  # v2, v1
+            try:
+                return int((folder / name).read_text()) if folder is not None else None
+            except (OSError, ValueError):
+                continue
+        return None
+
     def out_of_memory(self) -> bool:
         """Whether the OOM killer has killed a process of this cgroup at its memory cap."""
         folder = self.folders.get("memory")
