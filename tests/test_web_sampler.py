@@ -1,4 +1,4 @@
-"""bertlab/web_sampler.py, the numpy twin of the website's modules, against the chapters' PyTorch code.
+"""book/reference/web_sampler.py, the numpy twin of the website's modules, against the chapters' PyTorch code.
 
 The browser tests (tests/test_live_models.py) hold the JavaScript to the reference file this
 module writes; these hold this module to Chapter 6b's ``fill_canvas`` and Chapter 4's softmax and
@@ -12,7 +12,7 @@ import pytest
 import torch
 from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
-from bertlab import web_sampler
+from reference import web_sampler
 from bertlab.models import minilm_path
 from reference.diffusion import tokens_per_step
 from reference.diffusion_sampler import fill_canvas

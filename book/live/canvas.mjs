@@ -1,6 +1,6 @@
 // Chapter 6b's canvas: the masked diffusion model writes a definition of a word in a sentence,
 // [CLS] word : sentence [SEP] [MASK] x N [SEP], in K passes, in the reader's browser.
-// fillCanvas is the twin of bertlab/web_sampler.py fill_canvas, which follows the chapter's
+// fillCanvas is the twin of book/reference/web_sampler.py fill_canvas, which follows the chapter's
 // book/reference/diffusion_sampler.py step for step: tokens_per_step(N, K) commitments per pass,
 // the most confident masked positions (LLaDA's low-confidence remasking) or random ones (MDLM's
 // ancestral sampler, greedy) drawn from mulberry32, the generator both sides share.

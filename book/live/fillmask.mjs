@@ -1,5 +1,5 @@
 // Chapter 4's "Try it" box: the course checkpoint fills in [MASK] in the reader's browser.
-// The twin of bertlab/web_sampler.py top_fills: a softmax at every [MASK] and its top 5, as
+// The twin of book/reference/web_sampler.py top_fills: a softmax at every [MASK] and its top 5, as
 // transformers' fill-mask pipeline computes them on the page. The box replaces the static note
 // inside <div class="bertlab-live" data-live="fillmask">, so the page reads the same without it.
 

@@ -1,6 +1,6 @@
 """The website's live models: the shipped checkpoints as ONNX, checked, for ``make book``.
 
-``python -m bertlab.web_models OUT`` writes what the pages' "Try it" boxes load (Chapter 4's
+``PYTHONPATH=book python -m reference.web_models OUT`` writes what the pages' "Try it" boxes load (Chapter 4's
 fill-mask, Chapter 6b's canvas; ``book/live/README.md``) into ``OUT`` (``make book`` copies it
 to ``_build/html/_static/live``):
 
@@ -15,7 +15,7 @@ to ``_build/html/_static/live``):
 - ``models/vocab.txt``, the WordPiece vocabulary ``wordpiece.mjs`` reads;
 - ``models/models.json``: which files, their sizes, the agreement figures;
 - ``models/reference.json``: onnxruntime-Python's answers on the pages' examples
-  (:mod:`bertlab.web_sampler`), which the browser tests hold the pages to;
+  (:mod:`reference.web_sampler`), which the browser tests hold the pages to;
 - ``ort/`` and the pages' modules: onnxruntime-web from ``book/live/node_modules`` (``npm ci``) and
   ``book/live/*.mjs``.
 
@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bertlab import web_sampler
+from reference import web_sampler
 from bertlab.probes import PROBES
 
 REPO = Path(__file__).resolve().parents[1]

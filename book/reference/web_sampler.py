@@ -1,6 +1,6 @@
 """What the website's live models compute, in numpy: the twin of ``book/live/*.mjs``.
 
-The build step (:mod:`bertlab.web_models`) runs these on onnxruntime's logits to write the
+The build step (:mod:`reference.web_models`) runs these on onnxruntime's logits to write the
 reference file the browser tests hold the page's JavaScript to, so each function here is
 written to match its JavaScript twin step for step:
 
