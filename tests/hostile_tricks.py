@@ -126,3 +126,12 @@ def sandboxed() -> bool:
     (With the sandbox off, the tests of the submission that writes course files fail: tried.)"""
     works = bwrap.why_unavailable() is None
     return bwrap.mode() == "require" or (bwrap.mode() == "on" and works)
+
+
+def with_cell(notebook, source: str, after: str = "setup"):
+    """A copy of ``notebook`` with a code cell of ``source`` inserted after the cell whose grade id
+    is ``after``: where a hostile (or honest) submission adds its trick."""
+    notebook = nbformat.from_dict(notebook)
+    at = [c.metadata.get("nbgrader", {}).get("grade_id") for c in notebook.cells].index(after) + 1
+    notebook.cells.insert(at, nbformat.v4.new_code_cell(source))
+    return notebook

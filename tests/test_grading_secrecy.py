@@ -29,7 +29,7 @@ import nbformat
 import pytest
 
 import course_fixture
-from hostile_tricks import sandboxed
+from hostile_tricks import sandboxed, with_cell
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("grading-secrecy")]
 
@@ -159,13 +159,6 @@ plt.plot([1, 2, 3])
 plt.show()
 display({"note": "trying things"})
 '''
-
-
-def with_cell(notebook, source: str, after: str = "setup"):
-    notebook = nbformat.from_dict(notebook)
-    at = [c.metadata.get("nbgrader", {}).get("grade_id") for c in notebook.cells].index(after) + 1
-    notebook.cells.insert(at, nbformat.v4.new_code_cell(source))
-    return notebook
 
 
 def submissions(released, solution) -> dict:

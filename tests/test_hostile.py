@@ -46,7 +46,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from hostile_tricks import (ENDLESS_LOOP, IGNORES_INTERRUPT, MEMORY_BOMB, NETWORK, PROCESS_BOMB, SELF_KILL,
-                            copy_test_cell, edit_tests, flood, is_test, own_graded_cell, sandboxed)
+                            copy_test_cell, edit_tests, flood, is_test, own_graded_cell, sandboxed, with_cell)
 
 import course_fixture
 from bertlab_grader.feedback_redaction import spellings
@@ -213,13 +213,6 @@ plt.plot([1, 2, 3])
 plt.show()
 display({"note": "trying things"})
 '''
-
-
-def with_cell(notebook, source: str, after: str = "setup"):
-    notebook = nbformat.from_dict(notebook)
-    at = [c.metadata.get("nbgrader", {}).get("grade_id") for c in notebook.cells].index(after) + 1
-    notebook.cells.insert(at, nbformat.v4.new_code_cell(source))
-    return notebook
 
 
 def submissions(released, solution) -> dict:
