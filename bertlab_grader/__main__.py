@@ -103,13 +103,18 @@ def collect(args) -> int:
     return 0
 
 
-def _sandbox_said() -> str:
-    """One line: is the sandbox on, and which caps are hard (the report says which is in force)."""
+def _sandbox_said(course: Path) -> str:
+    """One line: is the sandbox on, and which caps are hard (the report says which is in force).
+    Refused, before any kernel starts, where the sandbox is on but cannot be built here."""
+    from bertlab_grader.doctor import course_settings
     from bertlab_grader.kernel_limits import hard_caps
-    from bertlab_grader.sandbox import bwrap
+    from bertlab_grader.sandbox.manager import unsandboxed_refusal
 
-    problem = bwrap.why_unavailable() if bwrap.mode() != "off" else f"{bwrap.ENV_VAR}=off"
-    return f"sandbox: {'NOT sandboxed (' + problem + ')' if problem else 'on'}; caps: {hard_caps()}"
+    mode = course_settings(course).mode
+    refusal = unsandboxed_refusal(mode)
+    if refusal:
+        raise Refused(refusal)
+    return f"sandbox: {'NOT sandboxed (Sandbox.mode=off)' if mode == 'off' else 'on'}; caps: {hard_caps()}"
 
 
 def autograde(args) -> int:
@@ -117,7 +122,7 @@ def autograde(args) -> int:
 
     course, assignment = args.course, args.assignment
     _released(course, assignment)
-    print(_sandbox_said(), flush=True)
+    print(_sandbox_said(course), flush=True)
     if not any((course / layout.SUBMITTED).glob(f"*/{assignment}")):
         raise Refused(f"no submissions: put them in {course / layout.SUBMITTED}/<student>/{assignment}/ "
                       f"(python -m bertlab_grader collect {assignment} FOLDER_OR_ZIP)")

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from bertlab_grader import layout
-from bertlab_grader.kernel_limits import caps, hard_caps
+from bertlab_grader.kernel_limits import hard_caps
 from bertlab_grader.sandbox import bwrap
 from bertlab_grader.sandbox.settings import Sandbox
 
@@ -60,18 +60,18 @@ def course_settings(course: Path) -> Sandbox:
 def report(course: Path) -> tuple[list[str], bool]:
     """The doctor's lines, and whether this machine grades as the guide promises."""
     lines, ok = [f"course: {course}"], True
-    mode, problem = bwrap.mode(), bwrap.why_unavailable()
+    settings = course_settings(course)
+    mode, problem = settings.mode, bwrap.why_unavailable()
     if mode == "off":
-        lines.append(f"sandbox: OFF ({bwrap.ENV_VAR}=off): a kernel runs with the instructor's rights")
+        lines.append("sandbox: OFF (Sandbox.mode=off): a kernel runs with the instructor's rights")
         ok = False
     elif problem:
-        lines.append(f"sandbox: UNAVAILABLE ({problem}); {bwrap.ENV_VAR}={mode}: "
-                     + ("kernels are refused" if mode == "require" else "kernels would run unsandboxed"))
+        lines.append(f"sandbox: UNAVAILABLE ({problem}); Sandbox.mode={mode}: kernels are refused "
+                     "(install bubblewrap, or grade unsandboxed on purpose: Sandbox.mode=off)")
         ok = False
     else:
-        lines.append(f"sandbox: bubblewrap, allow-list root ({bwrap.ENV_VAR}={mode})")
-    memory, processes, threads = caps()
-    settings = course_settings(course)
+        lines.append(f"sandbox: bubblewrap, allow-list root (Sandbox.mode={mode})")
+    memory, processes, threads = settings.caps()
     lines.append(f"caps: memory {memory // 2**20:,} MB, {processes} processes, {threads} threads; {hard_caps()}")
     lines.append(f"disk: its folder a {settings.work_mb:,} MB tmpfs copy, /tmp and /dev/shm {settings.tmp_mb:,} MB "
                  f"each, no file over {settings.file_mb:,} MB")

@@ -111,10 +111,11 @@ class GuardedExecute(Execute):
         "which ships the chapters' code. A test cell run after a graded function (see "
         "`graded_function_id`) was bound to one of their objects gets an error and scores 0."))
 
-    graded_function_id = Unicode(r"^impl_(?P<name>\w+)$", config=True, help=(
+    graded_function_id = Unicode("", config=True, help=(
         "A regular expression over the grade ids of solution cells; its group `name` is the name of "
-        "the graded function that cell defines (the course's convention: impl_top_k defines top_k). "
-        "The functions a solution cell defines with `def` count too."))
+        "the graded function that cell defines: a course's naming convention, set in its config "
+        "(r\"^task_(?P<name>\\w+)$\" would say task_top_k defines top_k). The functions a solution cell "
+        "defines with `def` count too (and alone, by default)."))
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
@@ -144,7 +145,8 @@ class GuardedExecute(Execute):
         for cell in nb.cells:
             if cell.cell_type != "code" or not is_solution(cell):
                 continue
-            match = re.match(self.graded_function_id, str(cell.metadata.get("nbgrader", {}).get("grade_id", "")))
+            grade_id = str(cell.metadata.get("nbgrader", {}).get("grade_id", ""))
+            match = re.match(self.graded_function_id, grade_id) if self.graded_function_id else None
             if match and match.groupdict().get("name"):
                 names.add(match.group("name"))
             try:

@@ -13,10 +13,12 @@ where the grader may make cgroups, each kernel also has one (:mod:`bertlab_grade
 whose ``memory.max`` and ``pids.max`` the Linux kernel enforces itself, so the machine never sees
 the burst; :func:`hard_caps` says which is in force.
 
-``BERTLAB_KERNEL_MEMORY_MB`` (default 3072: the heaviest reference solution, a decoder and an
-encoder side by side, stays well under it), ``BERTLAB_KERNEL_PROCESSES`` (default 64) and
-``BERTLAB_KERNEL_THREADS`` (default 512, over every process of the tree: a tokenizer's thread
-pool has one per core) set the caps; 0 turns one off. :meth:`KernelWatch.kill` also serves the
+``c.Sandbox.memory_mb`` (default 3072: the heaviest reference solution, a decoder and an
+encoder side by side, stays well under it), ``c.Sandbox.processes`` (default 64) and
+``c.Sandbox.threads`` (default 512, over every process of the tree: a tokenizer's thread pool has
+one per core) set the caps (:mod:`bertlab_grader.sandbox.settings`); 0 turns one off. Their
+defaults are ``BERTLAB_KERNEL_MEMORY_MB``, ``BERTLAB_KERNEL_PROCESSES`` and
+``BERTLAB_KERNEL_THREADS`` when set (:func:`caps`). :meth:`KernelWatch.kill` also serves the
 notebook's wall clock (:class:`bertlab_grader.guarded_execute.GuardedExecute`).
 """
 
@@ -32,7 +34,8 @@ MEMORY_ENV, PROCESSES_ENV, THREADS_ENV = "BERTLAB_KERNEL_MEMORY_MB", "BERTLAB_KE
 
 
 def caps() -> tuple[int, int, int]:
-    """(memory cap in bytes, process cap, thread cap) from the environment; 0 means no cap."""
+    """(memory cap in bytes, process cap, thread cap) from the environment, else the defaults; 0
+    means no cap. The defaults of ``c.Sandbox.memory_mb``, ``.processes`` and ``.threads``."""
     def number(name: str, default: int) -> int:
         value = os.environ.get(name, "").strip()
         try:

@@ -30,7 +30,6 @@ def nbgrader_env() -> dict:
     env = dict(os.environ)
     bin_dir = str(Path(sys.executable).parent)
     env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
-    env.setdefault("HF_HUB_OFFLINE", "1")
     # One thread per kernel: nbgrader runs notebooks one after another, and two torch threads
     # fighting over a busy machine made small test cells many times slower.
     env.setdefault("OMP_NUM_THREADS", "1")

@@ -121,11 +121,11 @@ def insert_after(notebook, index: int, *sources: str):
 
 
 def sandboxed() -> bool:
-    """Whether autograde runs kernels in bubblewrap; CI (BERTLAB_SANDBOX=require) insists.
+    """Whether autograde runs kernels in bubblewrap: unless it is off (tests/conftest.py turns it
+    off, saying so, where bubblewrap cannot build a sandbox), the grader sandboxes or refuses.
 
     (With the sandbox off, the tests of the submission that writes course files fail: tried.)"""
-    works = bwrap.why_unavailable() is None
-    return bwrap.mode() == "require" or (bwrap.mode() == "on" and works)
+    return bwrap.mode() != "off"
 
 
 def with_cell(notebook, source: str, after: str = "setup"):

@@ -249,7 +249,9 @@ def test_a_graded_function_from_the_course_package_is_named():
                                   metadata={"nbgrader": {"solution": True, "grade": False, "grade_id": "impl_recall"}}),
         nbformat.v4.new_code_cell("def not_graded():\n    pass"),
     ])
-    assert GuardedExecute().graded_names(notebook) == ["helper", "recall", "recall_at_k", "top_k"]
+    course_convention = GuardedExecute(graded_function_id=r"^impl_(?P<name>\w+)$")
+    assert course_convention.graded_names(notebook) == ["helper", "recall", "recall_at_k", "top_k"]
+    assert GuardedExecute().graded_names(notebook) == ["helper", "recall_at_k"]  # by default, `def` alone
 
 
 def test_prepare_calls_module_functions_by_name(monkeypatch):

@@ -45,7 +45,9 @@ def test_warm_kernels_start_imported_and_leave_nothing_behind(tmp_path, monkeypa
         work = tmp_path / f"student{n}"
         work.mkdir()
         (work / "data.txt").write_text(f"data{n}")
-        km = manager.SandboxedKernelManager(config=Config())
+        config = Config()
+        config.Sandbox.warm_imports = ["torch"]  # a course's c.Sandbox.warm_imports
+        km = manager.SandboxedKernelManager(config=config)
         await km.start_kernel(cwd=str(work))
         kc = km.client()
         kc.start_channels()

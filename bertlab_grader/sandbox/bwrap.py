@@ -21,8 +21,9 @@ capabilities, a hard cap on the size of any file it writes (``RLIMIT_FSIZE``), a
 environment variables :data:`ENVIRONMENT` (and the course's ``Sandbox.environment``) allow.
 
 :func:`why_unavailable` says whether ``bwrap`` can build that sandbox here; :func:`mode` reads
-``BERTLAB_SANDBOX`` (``on``, the default: sandbox if ``bwrap`` works; ``require``: a missing
-``bwrap`` is an error; ``off``). A leaf of the grader, the standard library only, so both the
+``BERTLAB_SANDBOX`` (``on``, the default, or its old name ``require``: every kernel in a sandbox,
+and none started where ``bwrap`` cannot build one; ``off``: no sandbox, on purpose), the default
+of ``c.Sandbox.mode``. A leaf of the grader, the standard library only, so both the
 kernel manager (:mod:`bertlab_grader.sandbox.manager`) and the warm kernels' pool
 (:mod:`bertlab_grader.warm.pool`) build their sandboxes with it.
 """
@@ -37,7 +38,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-ENV_VAR = "BERTLAB_SANDBOX"  # "on" (default: sandbox if bwrap exists), "require", or "off"
+ENV_VAR = "BERTLAB_SANDBOX"  # the default of c.Sandbox.mode (bertlab_grader.sandbox.settings)
+MODES = ("on", "require", "off")  # on (default) = require: sandboxed or refused; off: no sandbox
 PACKAGE = Path(__file__).resolve().parents[1]  # bertlab_grader/, whose kernel_guard the probe imports in the kernel
 
 #: The system's library and binary folders (a merged-/usr system has symlinks for all but /usr).
@@ -139,8 +141,9 @@ class SandboxUnavailable(RuntimeError):
 
 
 def mode() -> str:
+    """``$BERTLAB_SANDBOX``, else on: the default of ``c.Sandbox.mode``."""
     value = os.environ.get(ENV_VAR, "on").strip().lower() or "on"
-    if value not in {"on", "require", "off"}:
+    if value not in MODES:
         raise SandboxUnavailable(f"{ENV_VAR}={value!r}: use on (the default), require or off")
     return value
 

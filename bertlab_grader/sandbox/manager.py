@@ -27,9 +27,9 @@ torch and transformers once (:mod:`bertlab_grader.warm`), where it can.
 always starts sandboxed kernels.
 
 Without a working ``bwrap`` (macOS; a Linux without ``apt install bubblewrap``; a container
-that forbids user namespaces) the kernel runs as nbgrader runs it, and the grader says so on
-every notebook; ``BERTLAB_SANDBOX=off`` turns the
-sandbox off on purpose, ``BERTLAB_SANDBOX=require`` makes a missing ``bwrap`` an error.
+that forbids user namespaces) no kernel starts: :func:`unsandboxed_refusal` says why and what to
+do; ``c.Sandbox.mode = "off"`` (or ``BERTLAB_SANDBOX=off``) runs kernels as nbgrader runs them,
+on purpose.
 Whatever a kernel needs to write must therefore exist before it starts: the grader first calls
 the functions the course names in ``GuardedExecute.prepare`` (which assemble its models into
 their cache).
@@ -46,11 +46,23 @@ from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
 
-from bertlab_grader.kernel_limits import PIDS_HEADROOM, KernelWatch, caps, process_tree
+from bertlab_grader.kernel_limits import PIDS_HEADROOM, KernelWatch, process_tree
 from bertlab_grader.sandbox import bwrap
 from bertlab_grader.sandbox.cgroup import KernelCgroup
 from bertlab_grader.sandbox.settings import Sandbox
 from bertlab_grader.warm import pool, stub
+
+
+def unsandboxed_refusal(mode: str) -> str | None:
+    """Why no kernel may start in ``mode`` (``c.Sandbox.mode``) on this machine, or None: the
+    sandbox is off on purpose, or bubblewrap builds it here."""
+    problem = None if mode == "off" else bwrap.why_unavailable()
+    if not problem:
+        return None
+    return (f"Sandbox.mode is {mode}, but {problem}. A kernel outside the sandbox runs with your rights: a "
+            "submission could read the answer key and write the gradebook. Install bubblewrap (sudo apt "
+            "install bubblewrap; make doctor checks it), or grade unsandboxed on purpose with "
+            f"c.Sandbox.mode = \"off\" in autograder/nbgrader_config.py ({bwrap.ENV_VAR}=off).")
 
 
 class SandboxedKernelManager(AsyncKernelManager):
@@ -67,7 +79,7 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
         await super()._async_launch_kernel(kernel_cmd, **kw)
-        memory, processes, threads = caps()
+        memory, processes, threads = self._settings().caps()
         if self._warm is not None:
             pid = await self._warm_kernel_pid()
             if pid is not None:  # watch the whole sandbox but the zygote and its init
@@ -126,7 +138,7 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     def _new_cgroup(self) -> KernelCgroup | None:
         """The kernel's own cgroup with its hard caps, or None where the grader may make none."""
-        memory, processes, _ = caps()
+        memory, processes, _ = self._settings().caps()
         if not (memory or processes) or SandboxedKernelManager._cgroup_problem:
             return None
         try:
@@ -140,11 +152,13 @@ class SandboxedKernelManager(AsyncKernelManager):
         """IPC sockets in a folder of the kernel's own; a warm kernel's folder lies in its zygote's."""
         self._warm = None
         self._launch_args = {**(self._launch_args or {}), **kw}
-        sandboxed = bwrap.mode() != "off" and bwrap.why_unavailable() is None
+        settings = self._settings()
+        sandboxed = settings.mode != "off" and bwrap.why_unavailable() is None
         self._cgroup = self._new_cgroup()
-        warm = sandboxed and list(getattr(self.kernel_spec, "argv", [])[1:3]) == ["-m", "ipykernel_launcher"]
-        zygote = pool.zygote_for(self._readable(), self._environment(), self.log,
-                                 **self._settings().sizes()) if warm else None
+        warm = sandboxed and settings.warm_kernels and \
+            list(getattr(self.kernel_spec, "argv", [])[1:3]) == ["-m", "ipykernel_launcher"]
+        zygote = pool.zygote_for(self._readable(), self._environment(), self.log, imports=settings.warm_imports,
+                                 **settings.sizes()) if warm else None
         if zygote is not None:
             zygote.busy, self._warm = True, zygote
             if self._socket_dir is not None:
@@ -173,15 +187,12 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         cmd = super().format_kernel_cmd(extra_arguments)
-        if bwrap.mode() == "off":
+        mode = self._settings().mode
+        if mode == "off":
             return cmd
-        problem = bwrap.why_unavailable()
-        if problem:
-            if bwrap.mode() == "require":
-                raise bwrap.SandboxUnavailable(f"{bwrap.ENV_VAR}=require, but {problem}")
-            self.log.warning("The kernel is NOT sandboxed (%s): a submission can write to the gradebook. "
-                             "Grade where bubblewrap works, or in a throwaway container.", problem)
-            return cmd
+        refusal = unsandboxed_refusal(mode)
+        if refusal:
+            raise bwrap.SandboxUnavailable(refusal)
         cwd = Path((self._launch_args or {}).get("cwd") or os.getcwd()).resolve()
         readable = [*self._readable(), Path(self.connection_file).resolve()]
         environment = self._environment()

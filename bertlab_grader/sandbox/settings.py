@@ -1,7 +1,11 @@
-"""What a course tells the sandbox: the folders its kernels read, the variables they keep, the sizes.
+"""The settings of a grading kernel's sandbox: the folders it reads, the variables it keeps, the
+sizes and caps, whether it starts warm and what it imports first.
 
 ``c.Sandbox...`` in a course's ``nbgrader_config.py`` (traitlets, as nbgrader's own options).
-Everything else a kernel sees is the allow-list of :mod:`bertlab_grader.sandbox.bwrap`.
+Everything else a kernel sees is the allow-list of :mod:`bertlab_grader.sandbox.bwrap`. Where an
+environment variable names a setting (``BERTLAB_SANDBOX``, ``BERTLAB_WARM_KERNEL``,
+``BERTLAB_KERNEL_*``), the variable is the setting's default and a value in the config wins
+(the table in ``docs/instructors.md``, "The grader's settings").
 """
 
 from __future__ import annotations
@@ -9,8 +13,12 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from traitlets import Integer, List, Unicode
+from traitlets import Bool, Integer, List, TraitError, Unicode, default, validate
 from traitlets.config import Configurable
+
+from bertlab_grader import kernel_limits
+from bertlab_grader.sandbox import bwrap
+from bertlab_grader.warm import pool
 
 
 def _paths(spec: str) -> list[Path]:
@@ -50,6 +58,59 @@ class Sandbox(Configurable):
         "The largest file a kernel may write anywhere (RLIMIT_FSIZE); a write past it fails with "
         "OSError in the cell that made it.")).tag(config=True)
 
+    mode = Unicode(help=(
+        "on: sandbox every kernel if bubblewrap works here, else warn on every notebook and run it "
+        "as plain nbgrader does; require: a kernel that cannot be sandboxed is an error; off: no "
+        "sandbox. Default: $BERTLAB_SANDBOX, else on.")).tag(config=True)
+
+    warm_kernels = Bool(help=(
+        "Fork sandboxed kernels from a zygote that imported `warm_imports` once (bertlab_grader.warm); "
+        "False starts every kernel cold. Default: $BERTLAB_WARM_KERNEL (on or off), else on.")).tag(config=True)
+
+    warm_imports = List(Unicode(), default_value=[], help=(
+        "Modules the warm-kernel zygote imports before it forks a kernel, besides the kernel's own: "
+        "what the course's notebooks import first (c.Sandbox.warm_imports = [\"torch\", ...]). One that "
+        "fails to import is left out, and the grader logs it.")).tag(config=True)
+
+    memory_mb = Integer(help=(
+        "A kernel's memory cap over its whole process tree, in MB (0: none). "
+        "Default: $BERTLAB_KERNEL_MEMORY_MB, else 3072.")).tag(config=True)
+
+    processes = Integer(help=(
+        "The most processes a kernel's tree may run (0: no cap). "
+        "Default: $BERTLAB_KERNEL_PROCESSES, else 64.")).tag(config=True)
+
+    threads = Integer(help=(
+        "The most threads a kernel's tree may run, over all its processes (0: no cap). "
+        "Default: $BERTLAB_KERNEL_THREADS, else 512.")).tag(config=True)
+
+    @default("mode")
+    def _mode_from_environment(self) -> str:
+        return bwrap.mode()
+
+    @validate("mode")
+    def _known_mode(self, proposal) -> str:
+        value = proposal["value"].strip().lower()
+        if value not in bwrap.MODES:
+            raise TraitError(f"Sandbox.mode={proposal['value']!r}: use on (the default), require or off")
+        return value
+
+    @default("warm_kernels")
+    def _warm_from_environment(self) -> bool:
+        return pool.enabled()
+
+    @default("memory_mb")
+    def _memory_from_environment(self) -> int:
+        return kernel_limits.caps()[0] // 2**20
+
+    @default("processes")
+    def _processes_from_environment(self) -> int:
+        return kernel_limits.caps()[1]
+
+    @default("threads")
+    def _threads_from_environment(self) -> int:
+        return kernel_limits.caps()[2]
+
     _found: dict = {}  # spec -> its folders, once per grader process
 
     def readable_folders(self) -> list[Path]:
@@ -60,6 +121,11 @@ class Sandbox(Configurable):
                 Sandbox._found[spec] = _paths(spec)
             folders += Sandbox._found[spec]
         return folders
+
+    def caps(self) -> tuple[int, int, int]:
+        """(memory cap in bytes, process cap, thread cap), as :class:`bertlab_grader.kernel_limits.KernelWatch`
+        takes them; 0 means no cap."""
+        return self.memory_mb * 2**20, self.processes, self.threads
 
     def sizes(self) -> dict[str, int]:
         """The sizes :func:`bertlab_grader.sandbox.bwrap.sandbox_command` takes, in bytes."""

@@ -3,8 +3,9 @@
 Every course notebook starts with ``import torch`` and a transformers model class, and in a fresh
 kernel that costs about 8 s of CPU (torch 2.5 s, transformers 2 s, the modeling classes 3.5 s),
 more than most notebooks then spend on their own cells. A grader that starts one kernel per
-submission pays it every time. Here one process, the *zygote*, imports them once (:data:`~bertlab_grader.warm.zygote.WARM_IMPORTS`)
-inside a sandbox of :mod:`bertlab_grader.sandbox.bwrap`, and forks a kernel for each notebook: the
+submission pays it every time. Here one process, the *zygote*, imports them once (the modules
+the course names in ``c.Sandbox.warm_imports``) inside a sandbox of
+:mod:`bertlab_grader.sandbox.bwrap`, and forks a kernel for each notebook: the
 same ``ipykernel_launcher`` command line, environment and working directory a fresh kernel would
 get, started in well under a second. The fork is the technique of Android's zygote and of
 ``multiprocessing``'s forkserver; ``multiprocessing`` itself is not used, because the child must
@@ -34,7 +35,7 @@ How the parts meet, one module each (three programs, in three processes, and how
 - The memory, process and thread caps (:class:`bertlab_grader.kernel_limits.KernelWatch`)
   watch everything in the sandbox except the zygote itself.
 
-``BERTLAB_WARM_KERNEL=off`` starts every kernel cold (as nbgrader does, inside its own sandbox);
+``c.Sandbox.warm_kernels = False`` (or ``BERTLAB_WARM_KERNEL=off``) starts every kernel cold (as nbgrader does, inside its own sandbox);
 without a working sandbox kernels are always cold. A kernel forked from the zygote differs from
 a fresh one in what is already imported, and nothing else a notebook can rely on: ``random``
 and numpy's global generator are seeded afresh from the OS, as at a fresh start.

@@ -4,8 +4,8 @@
 (:func:`bertlab_grader.sandbox.bwrap.sandbox_command`), keeps a pipe to it (its lifeline), and
 kills whatever a kernel left in that sandbox before the next one starts. :func:`zygote_for` is
 what :class:`bertlab_grader.sandbox.manager.SandboxedKernelManager` asks for a zygote; it returns
-None, and the kernel starts cold, when warm kernels are off (``BERTLAB_WARM_KERNEL=off``), the
-zygote is busy, or it could not start. :func:`copy_folder` gives a warm kernel a copy of its
+None, and the kernel starts cold, when the zygote is busy or could not start (the manager does
+not ask when warm kernels are off: ``c.Sandbox.warm_kernels``, default ``$BERTLAB_WARM_KERNEL``). :func:`copy_folder` gives a warm kernel a copy of its
 working folder, which the zygote's sandbox cannot see.
 """
 
@@ -22,11 +22,12 @@ from bertlab_grader.kernel_limits import kill_all, process_tree
 from bertlab_grader.sandbox.bwrap import bwrap_path, sandbox_command
 from bertlab_grader.warm.protocol import READY, ns_pids
 
-ENV_VAR = "BERTLAB_WARM_KERNEL"  # "on" (the default) or "off"
+ENV_VAR = "BERTLAB_WARM_KERNEL"  # "on" (the default) or "off": the default of c.Sandbox.warm_kernels
 ZYGOTE = __name__.rpartition(".")[0] + ".zygote"  # the module the zygote runs (python -m)
 
 
 def enabled() -> bool:
+    """``$BERTLAB_WARM_KERNEL`` (on or off, else on): the default of ``c.Sandbox.warm_kernels``."""
     value = os.environ.get(ENV_VAR, "on").strip().lower() or "on"
     if value not in {"on", "off"}:
         raise ValueError(f"{ENV_VAR}={value!r}: use on (the default) or off")
@@ -67,10 +68,11 @@ class Zygote:
     """A zygote process in its own sandbox, and what the grader needs to use and clean it."""
 
     def __init__(self, readable: list[Path], environment: dict[str, str], tmp_bytes: int = 2**30,
-                 file_bytes: int = 2**30):
+                 file_bytes: int = 2**30, imports: list[str] | tuple[str, ...] = ()):
         """A zygote in a sandbox that reads ``readable`` (and the system), keeps only ``environment``,
         and writes only its scratch folder, a ``/tmp`` of ``tmp_bytes`` (where each kernel works, in a
-        copy of its folder) and files of at most ``file_bytes``."""
+        copy of its folder) and files of at most ``file_bytes``; it imports ``imports`` (the course's
+        ``c.Sandbox.warm_imports``) and the kernel's own modules before it forks."""
         import subprocess
         import tempfile
 
@@ -79,7 +81,7 @@ class Zygote:
         self.busy = False
         self.failed_imports: list[str] = []
         read, self._lifeline = os.pipe()
-        cmd = sandbox_command([sys.executable, "-m", ZYGOTE, str(self.control), str(read)],
+        cmd = sandbox_command([sys.executable, "-m", ZYGOTE, str(self.control), str(read), *imports],
                               writable=self.scratch, readable=readable, bwrap=bwrap_path(),
                               environment=environment, tmp_bytes=tmp_bytes, file_bytes=file_bytes)
         self.process = subprocess.Popen(cmd, stdout=subprocess.PIPE, pass_fds=(read,), start_new_session=True)
@@ -164,16 +166,16 @@ def _stop_all() -> None:
 
 
 def zygote_for(readable: list[Path], environment: dict[str, str], log, work_bytes: int = 0,
-               tmp_bytes: int = 2**30, file_bytes: int = 2**30) -> Zygote | None:
-    """This process's idle zygote for kernels that read ``readable`` and keep ``environment``
-    (started on first use), or None: warm kernels are off, the zygote is busy with another
+               tmp_bytes: int = 2**30, file_bytes: int = 2**30,
+               imports: list[str] | tuple[str, ...] = ()) -> Zygote | None:
+    """This process's idle zygote for kernels that read ``readable`` and keep ``environment``,
+    having imported ``imports`` (started on first use), or None: the zygote is busy with another
     kernel, or it could not start (logged). A warm kernel works in a copy of its folder in the
     zygote's ``/tmp`` (``tmp_bytes``), so ``work_bytes`` is not used."""
     import atexit
 
-    if not enabled():
-        return None
-    key = (tuple(str(p) for p in readable), sys.executable, tuple(sorted(environment.items())), tmp_bytes, file_bytes)
+    key = (tuple(str(p) for p in readable), sys.executable, tuple(sorted(environment.items())), tmp_bytes, file_bytes,
+           tuple(imports))
     zygote = _zygotes.get(key)
     if zygote is not None and not zygote.alive():  # a kernel killed it: start another
         _zygotes.pop(key).stop()
@@ -182,7 +184,7 @@ def zygote_for(readable: list[Path], environment: dict[str, str], log, work_byte
         for other in [k for k in _zygotes if k[0] == key[0]]:  # the environment changed: a new one
             _zygotes.pop(other).stop()
         try:
-            zygote = Zygote(readable, environment, tmp_bytes=tmp_bytes, file_bytes=file_bytes)
+            zygote = Zygote(readable, environment, tmp_bytes=tmp_bytes, file_bytes=file_bytes, imports=imports)
         except Exception as exc:  # noqa: BLE001 - cold kernels still grade
             log.warning("Kernels start cold (no warm-kernel zygote: %s)", exc)
             return None

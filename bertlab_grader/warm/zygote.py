@@ -1,6 +1,7 @@
 """The warm-kernel zygote: inside its sandbox, it imports once and forks a kernel per request.
 
-``python -m bertlab_grader.warm.zygote CONTROL LIFELINE_FD`` imports :data:`WARM_IMPORTS`, prints
+``python -m bertlab_grader.warm.zygote CONTROL LIFELINE_FD [MODULE ...]`` imports the modules (the
+course's ``c.Sandbox.warm_imports``, passed on its command line) and :data:`KERNEL_IMPORTS`, prints
 :data:`bertlab_grader.warm.protocol.READY`, then listens on the Unix socket ``CONTROL`` for the
 grader's stubs (:mod:`bertlab_grader.warm.stub`), one kernel at a time: it forks the child, which
 becomes the kernel a fresh ``python -m ipykernel_launcher`` would be, and reports its exit status.
@@ -23,14 +24,9 @@ from pathlib import Path
 from bertlab_grader.kernel_limits import kill_all
 from bertlab_grader.warm.protocol import READY, receive, send
 
-#: What the zygote imports before it forks: what every course notebook's first cell imports,
-#: and the kernel itself. A module that fails to import is left out (the grader logs it).
-WARM_IMPORTS = (
-    "numpy", "torch", "transformers", "transformers.modeling_utils",
-    "transformers.models.auto.modeling_auto", "transformers.models.auto.tokenization_auto",
-    "transformers.models.bert.modeling_bert", "transformers.models.bert.tokenization_bert",
-    "ipykernel.kernelapp", "ipykernel.ipkernel",
-)
+#: What the zygote imports before it forks besides the course's modules: the kernel itself.
+#: A module that fails to import is left out (the grader logs it).
+KERNEL_IMPORTS = ("ipykernel.kernelapp", "ipykernel.ipkernel")
 
 
 def _from_outside(conn: socket.socket) -> bool:
@@ -224,13 +220,14 @@ def _serve_one(conn: socket.socket, listener: socket.socket, lifeline: int, scra
     return not gone
 
 
-def serve(control: str, lifeline: int) -> int:
-    """The zygote: import :data:`WARM_IMPORTS`, then fork a kernel for each stub that connects."""
+def serve(control: str, lifeline: int, imports: list[str] | tuple[str, ...] = ()) -> int:
+    """The zygote: import ``imports`` and :data:`KERNEL_IMPORTS`, then fork a kernel for each stub
+    that connects."""
     import importlib
 
     _set_dumpable(False)
     failed = []
-    for name in WARM_IMPORTS:
+    for name in (*imports, *KERNEL_IMPORTS):
         try:
             importlib.import_module(name)
         except Exception as exc:  # noqa: BLE001 - left out, and said
@@ -255,10 +252,10 @@ def serve(control: str, lifeline: int) -> int:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print("usage: python -m bertlab_grader.warm.zygote CONTROL_SOCKET LIFELINE_FD", file=sys.stderr)
+    if len(argv) < 2:
+        print("usage: python -m bertlab_grader.warm.zygote CONTROL_SOCKET LIFELINE_FD [MODULE ...]", file=sys.stderr)
         return 2
-    return serve(argv[0], int(argv[1]))
+    return serve(argv[0], int(argv[1]), argv[2:])
 
 
 if __name__ == "__main__":
