@@ -7,6 +7,9 @@ Prints, for the current machine (the site it builds stays in _build/bench):
 - 20 submissions (honest, wrong, hostile) graded by plain ``nbgrader autograde`` and by the
   course grader with 2 workers: the speed-up (target >= 1.8x), the overhead per submission
   (target <= 1 s) and whether the scores are identical;
+- a section of ps01 (12 and 60 submissions) graded by plain serial ``nbgrader autograde`` with
+  warm kernels and by the course grader with 2 workers, sandbox in force: the speed-up (targets
+  >= 1.6x and >= 1.8x);
 - the shipped BERT2BERT's assembly on first use and its load;
 - grading on a Dask LocalCluster of 1 and 2 workers: submissions per minute, scheduler overhead per task;
 - the class hub: the memory of one idle student server (docs/instructors.md, "A class on a JupyterHub").
@@ -17,6 +20,8 @@ Chapter 7, Chapter 8 and the FAQ <= 180 s);
 each assignment's reference solution autogrades in <= 30 s; the browser checks of the built
 site (tests/test_browser.py) take <= 180 s; the decoder converts from its GGUF on first use in
 <= 60 s and loads in <= 5 s. Exits 1 if one is exceeded.
+
+``python tests/bench.py STAGE...`` runs only the named stages (:data:`STAGES`).
 """
 
 from __future__ import annotations
@@ -191,6 +196,46 @@ def parallel_grading(assignment: str = "ps00-tokens", n: int = 20, workers: int 
     print(f"  speed-up {ratio:.2f}x (target >= 1.8x; {plain_warm_s / ours_s:.2f}x over warm plain nbgrader), "
           f"overhead target <= 1 s; scores identical: {same}")
     return [] if ratio >= 1.8 and ours_over <= 1.0 and same else ["parallel grading"]
+
+
+def section_grading(assignment: str = "ps01-attention", sizes: tuple[int, ...] = (12, 60),
+                    workers: int = 2) -> list[str]:
+    """A section's submissions of ``assignment`` (honest, wrong and hostile, :func:`grading_batch`)
+    graded by plain serial ``nbgrader autograde`` with the course's config and warm kernels, and by
+    ``make autograde``'s grader with ``workers`` workers, sandbox in force for both: the speed-up
+    at each size (targets, issue 44: >= 1.6x at 12, >= 1.8x at 60) and identical scores."""
+    from bertlab_grader import parallel
+    from bertlab_grader.nbgrader_course import nbgrader_env
+    from bertlab_grader.sandbox.bwrap import bwrap_path
+    from bertlab_grader.warm import pool
+
+    targets = {12: 1.6, 60: 1.8}
+    failures = []
+    print(f"\na section of {assignment}: plain serial nbgrader autograde (warm kernels) against the "
+          f"course grader, {workers} workers; sandbox {'bwrap' if bwrap_path() else 'NOT available'}")
+    for n in sizes:
+        with tempfile.TemporaryDirectory() as scratch:
+            plain = course_fixture.make_course(Path(scratch) / "plain")
+            kinds = grading_batch(plain, assignment, n)
+            start = time.perf_counter()
+            subprocess.run([str(Path(sys.executable).parent / "nbgrader"), "autograde", assignment, "--create",
+                            "--force"], cwd=plain, env={**nbgrader_env(), pool.ENV_VAR: "on"},
+                           capture_output=True, text=True)
+            plain_s = time.perf_counter() - start
+            ours = course_fixture.make_course(Path(scratch) / "ours")
+            grading_batch(ours, assignment, n)
+            start = time.perf_counter()
+            parallel.autograde(ours, assignment, workers=workers, progress=False)
+            ours_s = time.perf_counter() - start
+            graded = [s for s, k in kinds.items() if k != "not-a-notebook"]
+            same = all(course_fixture.scores(plain, assignment, s) == course_fixture.scores(ours, assignment, s)
+                       for s in graded)
+        ratio, target = plain_s / ours_s, targets.get(n, 1.6)
+        print(f"  {n:3d} submissions: plain {plain_s:6.1f} s, course grader {ours_s:6.1f} s, "
+              f"speed-up {ratio:.2f}x (target >= {target}x); scores identical: {same}")
+        if ratio < target or not same:
+            failures.append(f"section grading at {n}")
+    return failures
 
 
 def cluster_grading(assignment: str = "ps00-tokens", n: int = 8) -> list[str]:
@@ -404,6 +449,7 @@ def pages_and_grading(failures: list[str]) -> int:
     failures += diffusion_shipped()
     failures += live_models()  # the "Try it" boxes in Chromium (tests/live_bench.py)
     failures += parallel_grading()
+    failures += section_grading()
     failures += cluster_grading()
     failures += student_server_memory()
 
@@ -411,5 +457,15 @@ def pages_and_grading(failures: list[str]) -> int:
     return 1 if failures else 0
 
 
+#: Stages that run alone: ``python tests/bench.py STAGE`` (e.g. ``section_grading``).
+STAGES = ("parallel_grading", "section_grading", "cluster_grading", "checkpoint_load", "decoder_load", "live_models",
+          "bert2bert_load", "diffusion_shipped", "student_server_memory")
+
 if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        unknown = [s for s in sys.argv[1:] if s not in STAGES]
+        if unknown:
+            sys.exit(f"bench: unknown stage {', '.join(unknown)}; stages: {', '.join(STAGES)}")
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        sys.exit(1 if sum((globals()[s]() for s in sys.argv[1:]), []) else 0)
     sys.exit(main())

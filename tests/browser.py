@@ -98,6 +98,38 @@ def chromium():
         shutil.rmtree(profile, ignore_errors=True)
 
 
+#: The built site the checks read: ``make book``'s, or the folder ``BERTLAB_SITE`` names.
+SITE = Path(os.environ.get("BERTLAB_SITE", Path(__file__).resolve().parents[1] / "_build" / "html")).resolve()
+
+
+@contextlib.contextmanager
+def served_site(site: Path = SITE):
+    """Serve a built site (asserting it was built) on a localhost port; yields its base URL."""
+    assert (site / "index.html").exists(), f"no built site in {site}: run `make book` first"
+    with serve(site) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def reader():
+    """:func:`chromium` for a module of site checks, or ``pytest.skip`` saying why it cannot run
+    here (no Playwright, no Chromium, or a Chromium that cannot start: not findings about the site)."""
+    import pytest
+
+    reason = why_unavailable()
+    if reason:
+        pytest.skip(reason)
+    stack = contextlib.ExitStack()
+    try:
+        context = stack.enter_context(chromium())
+    except Exception as error:
+        if "launch" in str(error).lower() or "executable" in str(error).lower():
+            pytest.skip(f"Chromium at {CHROMIUM} cannot be started here: {str(error)[:300]}")
+        raise
+    with stack:
+        yield context
+
+
 @dataclass
 class PageReport:
     """What one page showed: problems by kind (empty lists where all is well), plus facts."""

@@ -11,16 +11,13 @@ The site is `$BERTLAB_SITE` (default `_build/html`); helpers: tests/browser.py.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 
 import pytest
 
 import browser
-import course_fixture
 from test_browser import toc_pages
 
-SITE = Path(os.environ.get("BERTLAB_SITE", course_fixture.REPO / "_build" / "html")).resolve()
+SITE = browser.SITE
 GATED = ("serious", "critical")
 #: page -> {axe rule: why it still fails and what fixes it}. Remove an entry once its fix lands.
 KNOWN = {
@@ -35,17 +32,13 @@ pytestmark = pytest.mark.site
 
 @pytest.fixture(scope="module")
 def base():
-    assert (SITE / "index.html").exists(), f"no built site in {SITE}: run `make book` first"
-    with browser.serve(SITE) as url:
+    with browser.served_site(SITE) as url:
         yield url
 
 
 @pytest.fixture(scope="module")
 def context():
-    reason = browser.why_unavailable()
-    if reason:
-        pytest.skip(reason)
-    with browser.chromium() as ctx:
+    with browser.reader() as ctx:
         yield ctx
 
 

@@ -13,7 +13,6 @@ Helpers: tests/browser.py. Skipped, saying why, only where Chromium cannot run.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 from collections import Counter
@@ -30,7 +29,7 @@ import browser
 import course_fixture
 
 REPO = course_fixture.REPO
-SITE = Path(os.environ.get("BERTLAB_SITE", REPO / "_build" / "html")).resolve()
+SITE = browser.SITE
 SCREENSHOTS = SITE.parent / "screenshots"
 pytestmark = pytest.mark.site
 
@@ -44,23 +43,14 @@ def toc_pages() -> list[str]:
 
 @pytest.fixture(scope="module")
 def base():
-    assert (SITE / "index.html").exists(), f"no built site in {SITE}: run `make book` first"
-    with browser.serve(SITE) as url:
+    with browser.served_site(SITE) as url:
         yield url
 
 
 @pytest.fixture(scope="module")
 def context():
-    reason = browser.why_unavailable()
-    if reason:
-        pytest.skip(reason)
-    try:
-        with browser.chromium() as ctx:
-            yield ctx
-    except Exception as error:  # the browser could not start here (not a finding about the site)
-        if "launch" in str(error).lower() or "executable" in str(error).lower():
-            pytest.skip(f"Chromium at {browser.CHROMIUM} cannot be started here: {str(error)[:300]}")
-        raise
+    with browser.reader() as ctx:
+        yield ctx
 
 
 @pytest.fixture(scope="module")

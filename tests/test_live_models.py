@@ -13,16 +13,13 @@ The site is `$BERTLAB_SITE` (default `_build/html`); helpers: tests/browser.py.
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 from urllib.request import urlopen
 
 import pytest
 
 import browser
-import course_fixture
 
-SITE = Path(os.environ.get("BERTLAB_SITE", course_fixture.REPO / "_build" / "html")).resolve()
+SITE = browser.SITE
 LIVE = SITE / "_static" / "live"
 FILL_PAGE = "book/04-masked-language-modelling.html"
 CANVAS_PAGE = "book/06b-masked-diffusion.html"
@@ -46,10 +43,7 @@ def base(reference):
 
 @pytest.fixture(scope="module")
 def context():
-    reason = browser.why_unavailable()
-    if reason:
-        pytest.skip(reason)
-    with browser.chromium() as ctx:
+    with browser.reader() as ctx:
         ctx.requests = []
         ctx.on("request", lambda request: ctx.requests.append(request.url))
         yield ctx

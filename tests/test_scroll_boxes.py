@@ -11,7 +11,6 @@ is tests/browser.py's, offline.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -22,7 +21,7 @@ import browser
 import course_fixture
 
 REPO = course_fixture.REPO
-SITE = Path(os.environ.get("BERTLAB_SITE", REPO / "_build" / "html")).resolve()
+SITE = browser.SITE
 ALLOWED = REPO / "tools" / "long_code_lines.yml"
 pytestmark = pytest.mark.site
 
@@ -113,11 +112,7 @@ def unreachable_boxes(page) -> list[str]:
 
 @pytest.fixture(scope="module")
 def site_pages():
-    assert (SITE / "index.html").exists(), f"no built site in {SITE}: run `make book` first"
-    reason = browser.why_unavailable()
-    if reason:
-        pytest.skip(reason)
-    with browser.serve(SITE) as base, browser.chromium() as context:
+    with browser.served_site(SITE) as base, browser.reader() as context:
         page = context.new_page()
         try:
             yield base, page
