@@ -44,6 +44,7 @@ from nbgrader.preprocessors import Execute
 from nbgrader.utils import is_grade, is_solution
 from traitlets import Integer, List, Unicode
 
+from bertlab_grader.feedback_redaction import NOTICES_KEY
 from bertlab_grader.kernel_guard import answer_key_probe, differences, oracle_origins, state_probe
 from bertlab_grader.sandbox.manager import SandboxedKernelManager
 
@@ -66,8 +67,11 @@ def is_test_cell(cell: NotebookNode) -> bool:
     return cell.cell_type == "code" and is_grade(cell) and not is_solution(cell)
 
 
-def error_output(ename: str, why: str) -> NotebookNode:
-    """An error output, as a failed cell has one (HTML feedback shows its traceback lines)."""
+def error_output(ename: str, why: str, cell: NotebookNode | None = None) -> NotebookNode:
+    """An error output, as a failed cell has one (HTML feedback shows its traceback lines); the
+    grader's own, listed in ``cell``'s metadata so the feedback shows it whole (NOTICES_KEY)."""
+    if cell is not None:
+        cell.metadata.setdefault(NOTICES_KEY, []).append(f"{ename}: {why}")
     return NotebookNode(output_type="error", ename=ename, evalue=why, traceback=[f"{ename}: {why}"])
 
 
@@ -136,6 +140,8 @@ class GuardedExecute(Execute):
         if key not in GuardedExecute._library:
             GuardedExecute._library[key] = oracle_origins(key, import_missing=True)
         self._graded_names = self.graded_names(nb)
+        for cell in nb.cells:  # only the grader lists its notices: none the submission brought
+            cell.get("metadata", {}).pop(NOTICES_KEY, None)
         return super().preprocess(nb, resources, km)
 
     def graded_names(self, nb) -> list[str]:
@@ -210,7 +216,7 @@ class GuardedExecute(Execute):
         if self._died_in is not None:
             if cell.cell_type == "code":
                 cell.outputs = [error_output("KernelDied", f"not run: the kernel died in cell {self._died_in}, "
-                                             "so this cell scores 0")]
+                                             "so this cell scores 0", cell)]
             return cell, resources
         iopub_timeout, self._interrupted_after = self.iopub_timeout, None
         try:
@@ -241,7 +247,7 @@ class GuardedExecute(Execute):
         self.log.error("The kernel died in cell %s (%s): this and every later cell score 0", index, why)
         cell.outputs.append(error_output(
             "KernelDied", f"the kernel died while running this cell ({why}): this cell and every later "
-            "one score 0; the cells before it keep their scores"))
+            "one score 0; the cells before it keep their scores", cell))
         return cell, resources
 
     def output(self, outs, msg, display_id, cell_index):
@@ -307,8 +313,5 @@ class GuardedExecute(Execute):
         if problems:
             self.log.warning("Test cell %s does not count: %s", cell.metadata.nbgrader.get("grade_id"), problems)
             why = "this test does not count: " + "; ".join(problems)
-            cell.outputs.append(NotebookNode(  # HTML shows an error's traceback lines, so it says it there
-                output_type="error", ename="GradingIntegrityError", evalue=why,
-                traceback=[f"GradingIntegrityError: {why}"],
-            ))
+            cell.outputs.append(error_output("GradingIntegrityError", why, cell))
         return cell, resources

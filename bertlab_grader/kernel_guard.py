@@ -254,7 +254,8 @@ def answer_key_probe(names: list[str], packages: list[str]) -> str:
 
 
 #: The fingerprint's hook entries (:mod:`bertlab_grader.kernel_hooks`): any change is rigging.
-HOOK_KEYS = ("sys hooks", "thread trace and profile", "import hooks", "gc callbacks",
+HOOK_KEYS = ("sys hooks", "thread trace and profile", "import hooks", "path importer cache", "monitoring tools",
+             "gc callbacks",
              "signal handlers", "interval timers", "audit hooks refused", "event callbacks", "events",
              "display formatters", "display", "prefilters", "input transformer manager", "IPython hooks")
 

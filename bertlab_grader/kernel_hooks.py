@@ -7,7 +7,9 @@ code after every cell), a display formatter, an IPython hook or prefilter, ``sys
 callback, a signal handler or interval timer, or a thread trace function changes the
 fingerprint, and every test cell after it scores 0. Libraries register some of these when a
 notebook uses them (matplotlib's figure formatters and ``post_execute`` flush): only what can
-run the notebook's own code counts (:func:`from_notebook`). ``atexit`` functions run after the
+run the notebook's own code counts (:func:`from_notebook`), and a function counts as a library's
+only if its code is the code of the file it names (:func:`genuine_code`: a function compiled
+with an installed file's name is the notebook's). ``atexit`` functions run after the
 last test, so they change no score (and libraries add them on import). ``sys.addaudithook``
 cannot be listed, so the first fingerprint installs an audit hook that refuses every later one
 (CPython then drops the new hook: :func:`refuse_audit_hooks`), and counts the attempts.
@@ -71,23 +73,81 @@ def installed_file(filename: str) -> bool:
     return any(real.startswith(p + os.sep) for p in installed_roots())
 
 
-def from_notebook(obj, depth: int = 0) -> bool:
+_compiled: dict[str, set] = {}  # an installed file -> every code object compiled from its source
+
+
+def _codes_in(code: types.CodeType) -> list[types.CodeType]:
+    """``code`` and every code object nested in its constants."""
+    found, stack = [], [code]
+    while stack:
+        code = stack.pop()
+        found.append(code)
+        stack += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    return found
+
+
+def _frozen_codes(name: str) -> set:
+    """The code objects of a frozen module's functions and methods (it has no source file)."""
+    module = sys.modules.get(name)
+    codes: set = set()
+    for value in vars(module).values() if module is not None else ():
+        members = vars(value).values() if isinstance(value, type) else [value]
+        for member in members:
+            member = getattr(member, "__func__", member)
+            if isinstance(member, types.FunctionType):
+                codes.update(_codes_in(member.__code__))
+    return codes
+
+
+def genuine_code(code: types.CodeType) -> bool:
+    """Whether ``code`` is what its file holds: equal to a code object compiled from the installed
+    file it names (or found in the frozen module it names), not code the notebook compiled under
+    that name (``compile(source, "<site-packages>/x.py", "exec")``). Each file is compiled once."""
+    filename = code.co_filename
+    if filename not in _compiled:
+        if filename.startswith("<frozen ") and filename.endswith(">"):
+            _compiled[filename] = _frozen_codes(filename[len("<frozen "):-1])
+        else:
+            try:
+                with open(filename, "rb") as f:
+                    _compiled[filename] = set(_codes_in(compile(f.read(), filename, "exec", dont_inherit=True)))
+            except (OSError, SyntaxError, ValueError):
+                _compiled[filename] = set()
+    return code in _compiled[filename]
+
+
+def _bound_by_hand(method: types.MethodType) -> bool:
+    """Whether a bound method was made by ``types.MethodType(f, obj)`` rather than looked up on its
+    object's class: ``MethodType(exec, source)`` runs ``source`` when called with no argument."""
+    owner = method.__self__ if isinstance(method.__self__, type) else type(method.__self__)
+    for cls in (*owner.__mro__, *(type(owner).__mro__ if isinstance(method.__self__, type) else ())):
+        if any(getattr(v, "__func__", v) is method.__func__ for v in vars(cls).values()):
+            return False
+    return True
+
+
+def from_notebook(obj, depth: int = 0, printer: bool = False) -> bool:
     """Whether calling ``obj`` can run the notebook's own code: a function defined in a cell, a
     builtin bound to arguments (``partial(exec, source)``), or an installed function that holds
-    one (in its closure, defaults or partial arguments). matplotlib's and IPython's own
-    callbacks and figure formatters are not; libraries register them when a notebook plots."""
+    one (in its closure, defaults or partial arguments), any callable bound to arguments
+    (``partial(get_ipython().ex, source)``), a method bound by hand, or a function whose code is not
+    its file's. matplotlib's and IPython's own callbacks and figure formatters are not; libraries
+    register them when a notebook plots. A display formatter's ``printer`` may be an installed
+    module function bound to arguments (matplotlib's ``partial(print_figure, fmt="png")``): it runs
+    only when a cell's last value is shown, after that cell's asserts."""
     if depth > 4:
         return True
     if isinstance(obj, functools.partial):
         parts = [*obj.args, *obj.keywords.values()]
-        if isinstance(obj.func, types.BuiltinFunctionType) and parts:
+        library_printer = printer and isinstance(obj.func, types.FunctionType)
+        if parts and not library_printer:  # what it runs is data the notebook chose
             return True
         return from_notebook(obj.func, depth + 1) or any(callable(p) and from_notebook(p, depth + 1) for p in parts)
     if isinstance(obj, types.MethodType):
         owner = obj.__self__ if isinstance(obj.__self__, type) else type(obj.__self__)
-        return from_notebook(obj.__func__, depth + 1) or from_notebook(owner, depth + 1)
+        return _bound_by_hand(obj) or from_notebook(obj.__func__, depth + 1) or from_notebook(owner, depth + 1)
     if isinstance(obj, types.FunctionType):
-        if not installed_file(obj.__code__.co_filename):
+        if not installed_file(obj.__code__.co_filename) or not genuine_code(obj.__code__):
             return True
         held = [c.cell_contents for c in obj.__closure__ or () if _filled(c)]
         held += list(obj.__defaults__ or ()) + list((obj.__kwdefaults__ or {}).values())
@@ -119,9 +179,19 @@ def _filled(cell) -> bool:
     return True
 
 
-def _notebooks(entries) -> list[str]:
-    """The names of the callables among ``entries`` that can run the notebook's own code."""
-    return sorted(_name(f) for f in entries if from_notebook(f))
+def _notebooks(entries, printers: bool = False) -> list[str]:
+    """The names of the callables among ``entries`` (display formatters' ``printers``) that can run
+    the notebook's own code."""
+    return sorted(_name(f) for f in entries if from_notebook(f, printer=printers))
+
+
+def _monitoring() -> list[str]:
+    """The tools registered with ``sys.monitoring`` (Python 3.12+), which can run code on every
+    line, call or return of a test cell."""
+    monitoring = getattr(sys, "monitoring", None)
+    if monitoring is None:
+        return []
+    return [f"{tool}={monitoring.get_tool(tool)}" for tool in range(6) if monitoring.get_tool(tool) is not None]
 
 
 def refuse_audit_hooks() -> int:
@@ -149,6 +219,8 @@ def python_hooks() -> dict:
         "thread trace and profile": [_name(h) if h else None for h in (getattr(threading, "_trace_hook", None),
                                                                         getattr(threading, "_profile_hook", None))],
         "import hooks": _notebooks([*sys.meta_path, *sys.path_hooks]),
+        "path importer cache": _notebooks(f for f in list(sys.path_importer_cache.values()) if f is not None),
+        "monitoring tools": _monitoring(),
         "gc callbacks": _notebooks(gc.callbacks),
         "signal handlers": {signal.Signals(s).name: _name(h) for s in SIGNALS for h in [signal.getsignal(s)]
                             if callable(h) and from_notebook(h)},
@@ -165,7 +237,7 @@ def ipython_hooks(ip) -> dict:
     for mime, f in sorted(formatter.formatters.items()):
         entries = [*getattr(f, "type_printers", {}).values(), *getattr(f, "deferred_printers", {}).values(),
                    *getattr(f, "singleton_printers", {}).values()]
-        printers[mime] = _notebooks(entries) + [f"enabled={getattr(f, 'enabled', None)}"]
+        printers[mime] = _notebooks(entries, printers=True) + [f"enabled={getattr(f, 'enabled', None)}"]
     manager = ip.prefilter_manager
     transforms = ip.input_transformer_manager
     return {

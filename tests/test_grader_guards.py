@@ -3,6 +3,7 @@ real hostile submissions end to end)."""
 
 import gc
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -112,32 +113,50 @@ def test_redaction_removes_outputs_that_quote_hidden_tests():
     assert texts == [feedback_redaction.NOTICE, "secret_function(3) is 41\n"]
 
 
-def test_from_the_first_hidden_test_on_feedback_shows_only_error_messages():
+def test_from_the_first_hidden_test_on_feedback_shows_only_the_tests_own_messages():
     """A function a hidden test calls can read that test's source from its caller's frame and print
-    it in any encoding, then or in a later cell: no output from that point is shown but errors'
-    names and messages, cut short."""
+    it in any encoding, then or in a later cell, or raise it as an error's message: from that point
+    the feedback shows a test cell's AssertionError only with a message its own asserts write (the
+    values in it cut short), and any other error as its built-in type's name alone."""
     import base64
 
-    secret = "assert secret_function(3) == 42, 'secret'"
+    secret = "assert secret_function(3) == 42, f'the mask ratio is wrong: expected 0.15, got {ratio}'"
     encoded = base64.b64encode(secret.encode()).decode()
     before = nbformat.v4.new_code_cell("def f(): ...", outputs=[
         nbformat.v4.new_output("stream", name="stdout", text="my own print\n")])
     hidden = nbformat.v4.new_code_cell(f"f()\n### BEGIN HIDDEN TESTS\n{secret}\n### END HIDDEN TESTS", outputs=[
         nbformat.v4.new_output("stream", name="stdout", text=encoded + "\n"),
-        nbformat.v4.new_output("error", ename="AssertionError", evalue="the mask ratio is wrong\nexpected 0.15\ngot 0.3",
+        nbformat.v4.new_output("error", ename="AssertionError", evalue="the mask ratio is wrong: expected 0.15, got 0.3",
                                traceback=["Traceback", "  File <cell>", secret, "AssertionError: ..."])])
+    in_the_slot = nbformat.v4.new_code_cell(f"### BEGIN HIDDEN TESTS\n{secret}\n### END HIDDEN TESTS", outputs=[
+        nbformat.v4.new_output("error", ename="AssertionError",
+                               evalue=f"the mask ratio is wrong: expected 0.15, got {encoded}", traceback=[])])
+    visible = nbformat.v4.new_code_cell(
+        "assert g() == 1, mistake('g counts the masks', 1, g())",
+        metadata={"nbgrader": {"grade": True, "solution": False, "grade_id": "test_g", "points": 1}}, outputs=[
+            nbformat.v4.new_output("error", ename="AssertionError",
+                                   evalue=f"g counts the masks\n  expected: 1\n  got:      {encoded}\n{encoded}\n{encoded}",
+                                   traceback=[])])
     later = nbformat.v4.new_code_cell("g()", outputs=[
         nbformat.v4.new_output("display_data", data={"text/plain": encoded[::-1]}),
-        nbformat.v4.new_output("error", ename="ValueError", evalue="x" * 5000, traceback=["long"])])
-    nb = nbformat.v4.new_notebook(cells=[before, hidden, later])
+        nbformat.v4.new_output("error", ename="ValueError", evalue=encoded, traceback=["long"]),
+        nbformat.v4.new_output("error", ename=f"Leak{encoded[:20]}", evalue="x", traceback=[]),
+        nbformat.v4.new_output("error", ename="AssertionError", evalue=encoded, traceback=[])])
+    nb = nbformat.v4.new_notebook(cells=[before, hidden, in_the_slot, visible, later])
     nb, _ = feedback_redaction.RedactHiddenTests().preprocess(nb, {})
     assert [o.text for o in nb.cells[0].outputs] == ["my own print\n"], "what ran before any hidden test stays"
     (error,) = nb.cells[1].outputs
-    assert (error.ename, error.evalue) == ("AssertionError", "the mask ratio is wrong\nexpected 0.15\ngot 0.3")
+    assert (error.ename, error.evalue) == ("AssertionError", "the mask ratio is wrong: expected 0.15, got 0.3")
     assert error.traceback == [f"AssertionError: {error.evalue}"]
-    (cut,) = nb.cells[2].outputs
-    assert cut.output_type == "error" and len(cut.evalue) < 420 and cut.evalue.endswith("[cut]")
+    (slot,) = nb.cells[2].outputs
+    assert slot.evalue == f"the mask ratio is wrong: expected 0.15, got {encoded[:60]} [cut]"
+    (helper,) = nb.cells[3].outputs
+    assert helper.evalue.splitlines()[:2] == ["g counts the masks", "  expected: 1"] and len(helper.evalue) < 140
+    names = [(o.ename, o.evalue) for o in nb.cells[4].outputs]
+    assert [n for n, _ in names] == ["ValueError", "an exception of the submission's own type", "AssertionError"]
+    assert all(m == feedback_redaction.NOT_SHOWN for _, m in names)
     assert encoded not in str(nb) and encoded[::-1] not in str(nb)
+    assert sum(len(chunk) for chunk in re.findall("[A-Za-z0-9+/=]{20,}", str(nb["cells"][2:]))) < 300
 
 
 HOOKS = {
@@ -156,6 +175,24 @@ HOOKS = {
     "thread trace": "import threading\nthreading.settrace(lambda *a: None)",
     "prefilter": "ip = get_ipython()\nip.prefilter_manager.register_transformer(type('T', (), {'priority': 1, 'enabled': True})())",
     "IPython hook": "get_ipython().set_hook('show_in_pager', lambda *a: None)",
+    # Disguised as a library's: code compiled under an installed file's name, an installed method
+    # bound to source, a builtin bound to source by hand, a frozen module's name.
+    "code under an installed file's name": (
+        "import os, sys\nsite = [p for p in sys.path if p.endswith('site-packages')][0]\n"
+        "ns = {}\nexec(compile('def f(*a): pass', os.path.join(site, 'IPython', 'x.py'), 'exec'), ns)\n"
+        "get_ipython().events.register('post_run_cell', ns['f'])"),
+    "installed method bound to source": (
+        "import functools\nget_ipython().events.register('pre_execute', functools.partial(get_ipython().ex, 'x = 1'))"),
+    "builtin bound to source by hand": (
+        "import types\nget_ipython().events.register('pre_execute', types.MethodType(exec, 'x = 1'))"),
+    "code under a frozen module's name": (
+        "ns = {}\nexec(compile('def f(*a): pass', '<frozen importlib._bootstrap>', 'exec'), ns)\n"
+        "get_ipython().events.register('post_execute', ns['f'])"),
+    "shell_initialized callback": "get_ipython().events.register('shell_initialized', lambda ip: None)",
+    "path hook": "import sys\nsys.path_hooks.insert(0, lambda path: None)",
+    "path importer cache": (
+        "import sys\nclass Finder:\n    def find_spec(self, *a): return None\n"
+        "sys.path_importer_cache['/nowhere'] = Finder()"),
 }
 
 
@@ -186,6 +223,8 @@ def test_every_hook_that_runs_code_between_cells_changes_the_fingerprint(hook):
         threading.settrace(None)
         sys.unraisablehook = sys.__unraisablehook__
         sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "Finder"]
+        sys.path_hooks[:] = [h for h in sys.path_hooks if "lambda" not in getattr(h, "__qualname__", "")]
+        sys.path_importer_cache.pop("/nowhere", None)
         import gc
 
         gc.callbacks[:] = [c for c in gc.callbacks if "lambda" not in getattr(c, "__qualname__", "")]
@@ -265,3 +304,19 @@ def test_prepare_calls_module_functions_by_name(monkeypatch):
     assert called == ["sync"]
     with pytest.raises(ValueError, match="module:function"):
         call("os.sync")
+
+
+def test_the_graders_own_errors_are_shown_whole_and_a_forged_one_is_not():
+    """The grader lists the errors it writes (a dead kernel, a rigged one) in the cell's metadata,
+    having removed any list the submission brought: those are shown as they are; an error of the
+    same name that the submission raised is not."""
+    from bertlab_grader.guarded_execute import error_output
+
+    hidden = nbformat.v4.new_code_cell("### BEGIN HIDDEN TESTS\nassert f() == 1\n### END HIDDEN TESTS")
+    died = error_output("KernelDied", "the kernel died while running this cell (over the memory cap): ...", hidden)
+    forged = nbformat.v4.new_output("error", ename="KernelDied", evalue="the kernel died: c2VjcmV0", traceback=[])
+    hidden.outputs = [forged, died]
+    nb, _ = feedback_redaction.RedactHiddenTests().preprocess(nbformat.v4.new_notebook(cells=[hidden]), {})
+    shown = [(o.ename, o.evalue) for o in nb.cells[0].outputs]
+    assert shown == [("an exception of the submission's own type", feedback_redaction.NOT_SHOWN),
+                     ("KernelDied", died.evalue)]
