@@ -105,20 +105,43 @@ def resident_bytes(pids: list[int]) -> int:
     return total
 
 
+def folder_use(folder: Path, most_files: int = 10_000) -> tuple[int, int]:
+    """(bytes on disk, files) under ``folder``; counting stops past ``most_files`` files."""
+    used, files, todo = 0, 0, [str(folder)]
+    while todo and files <= most_files:
+        try:
+            entries = list(os.scandir(todo.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    todo.append(entry.path)
+                else:
+                    files += 1
+                    used += entry.stat(follow_symlinks=False).st_blocks * 512
+            except OSError:
+                pass
+    return used, files
+
+
 class KernelWatch:
     """Watch one kernel's process tree; kill it when over a cap. ``reason`` says why it was killed."""
 
     def __init__(self, pid: int, memory_bytes: int, processes: int, period: float = 0.2, threads: int = 0,
-                 exclude: tuple[int, ...] = (), group: int | None = None, cgroup=None):
+                 exclude: tuple[int, ...] = (), group: int | None = None, cgroup=None,
+                 disk: tuple[Path, int] | None = None):
         """Watch ``pid`` and its descendants, except the processes in ``exclude`` (neither counted
         nor killed; a warm kernel's zygote, :mod:`bertlab_grader.warm`). ``group``: a process
         group to kill first (default: ``pid``'s own, if it leads one and nothing is excluded).
         ``cgroup``: the kernel's :class:`bertlab_grader.sandbox.cgroup.KernelCgroup`, whose hard
-        caps stand behind the poll; its OOM kill is a reason too."""
+        caps stand behind the poll; its OOM kill is a reason too. ``disk``: (a folder on the
+        grader's disk the kernel can write, the most bytes it may hold), e.g. a warm kernel's
+        zygote's socket folder, which no tmpfs caps (at most 10,000 files)."""
         self.pid, self.memory_bytes, self.processes, self.period = pid, memory_bytes, processes, period
         self.threads, self.exclude = threads, frozenset(exclude)
         self.group = group if group is not None or self.exclude else pid
-        self.cgroup = cgroup
+        self.cgroup, self.disk = cgroup, disk
         self._reason: str | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"kernel-watch-{pid}", daemon=True)
@@ -129,7 +152,7 @@ class KernelWatch:
         return self._reason or (self.cgroup.reason() if self.cgroup is not None else None)
 
     def start(self) -> "KernelWatch":
-        if self.memory_bytes or self.processes or self.threads:
+        if self.memory_bytes or self.processes or self.threads or self.disk:
             self._thread.start()
         return self
 
@@ -154,6 +177,12 @@ class KernelWatch:
             if used > self.memory_bytes:
                 return (f"it went over the memory cap: it used {used / 2**20:,.0f} MB of memory, more than "
                         f"the cap of {self.memory_bytes / 2**20:,.0f} MB")
+        if self.disk:
+            folder, most = self.disk
+            used, files = folder_use(folder)
+            if used > most or files > 10_000:
+                return (f"it went over the disk cap: it wrote {used / 2**20:,.0f} MB in {files:,} files to "
+                        f"the grader's disk, more than the cap of {most / 2**20:,.0f} MB")
         return None
 
     def tree(self, threads: dict[int, int] | None = None) -> list[int]:

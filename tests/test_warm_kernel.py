@@ -6,6 +6,7 @@ file and asks the zygote for a kernel of its own; these tests check the parts qu
 
 import asyncio
 import socket
+import time
 
 import pytest
 from traitlets.config import Config
@@ -121,3 +122,53 @@ def test_the_stub_and_the_zygote_import_the_standard_library_only():
     loaded = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, check=True,
                             env={"PYTHONPATH": str(Path(__file__).resolve().parent.parent)}).stdout
     assert [m for m in eval(loaded) if m.split(".")[0] != "bertlab_grader" and m != "__main__"] == []
+
+
+# A warm kernel can write to its zygote's socket folder, on the grader's disk (no tmpfs): its
+# connection file lies there. Files of 20 MB until the watch stops it.
+FILL_THE_SOCKET_FOLDER = '''
+import json, os, sys
+from ipykernel.kernelapp import IPKernelApp
+folder = os.path.dirname(IPKernelApp.instance().connection_file)
+for i in range(40):
+    with open(os.path.join(folder, f"fill{i}"), "wb") as f:
+        f.write(b"x" * 20 * 2**20)
+    import time; time.sleep(0.05)
+print("wrote 800 MB")
+'''
+
+
+def test_a_warm_kernel_that_fills_its_zygotes_folder_is_stopped(tmp_path, monkeypatch):
+    needs_bwrap()
+    monkeypatch.setenv(pool.ENV_VAR, "on")
+
+    async def kernel():
+        config = Config()
+        config.Sandbox.work_mb = 100  # the cap on what a kernel may leave on the grader's disk
+        km = manager.SandboxedKernelManager(config=config)
+        await km.start_kernel(cwd=str(tmp_path))
+        kc = km.client()
+        kc.start_channels()
+        try:
+            await kc.wait_for_ready(timeout=120)
+            warm = km._warm is not None
+            task = asyncio.ensure_future(run(kc, FILL_THE_SOCKET_FOLDER))
+            for _ in range(300):  # until the watch stops it, or the cell ends (30 s at most)
+                if km.watch.reason or task.done():
+                    break
+                await asyncio.sleep(0.1)
+            out = task.result() if task.done() and not task.exception() else "no reply"
+            task.cancel()
+            return warm, out, km.watch.reason
+        finally:
+            kc.stop_channels()
+            await km.shutdown_kernel(now=True)
+
+    warm, out, reason = asyncio.run(kernel())
+    assert warm
+    assert "wrote 800 MB" not in out and reason and "over the disk cap" in reason, (out, reason)
+    zygote = next(z for z in pool._zygotes.values())
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(f.name.startswith("fill") for f in zygote.scratch.rglob("*")):
+        time.sleep(0.1)
+    assert not [f for f in zygote.scratch.rglob("fill*")], "the next kernel would meet what this one wrote"

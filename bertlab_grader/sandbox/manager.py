@@ -86,7 +86,9 @@ class SandboxedKernelManager(AsyncKernelManager):
                 zygote = self._warm
                 if self._cgroup is not None:  # forked by the zygote, outside the cgroup: move it in
                     self._cgroup.add(process_tree(pid))
-                self.watch = KernelWatch(zygote.init_pid, memory, processes, threads=threads,
+                # the zygote's socket folder lies on the grader's disk, and its kernels can write there
+                disk = (zygote.scratch, self._settings().work_mb * 2**20)
+                self.watch = KernelWatch(zygote.init_pid, memory, processes, threads=threads, disk=disk,
                                          exclude=(zygote.init_pid, zygote.pid), group=pid, cgroup=self._cgroup).start()
                 return
             self.log.warning("The warm kernel did not start: starting this one cold")

@@ -17,6 +17,7 @@ import os
 import selectors
 import signal
 import socket
+import stat
 import sys
 import time
 from pathlib import Path
@@ -95,12 +96,22 @@ def _empty(folder: str, keep: set[str]) -> None:
             pass
 
 
-def _clean(scratch: Path) -> None:
-    """Nothing of the last kernel is left for the next: no process, no file in /tmp or /dev/shm."""
+def _clean(scratch: Path, ended: bool = False) -> None:
+    """Nothing of the last kernel is left for the next: no process, no file in /tmp or /dev/shm;
+    once a kernel has ``ended``, no file in the scratch folder but its sockets (the grader's stubs
+    and the kernels' IPC), which also holds the next kernel's copy of its folder before it starts."""
     _kill_others()
     keep = {scratch.parts[2]} if scratch.parts[:2] == ("/", "tmp") and len(scratch.parts) > 2 else set()
     _empty("/tmp", keep)
     _empty("/dev/shm", set())
+    for folder, _, files in os.walk(scratch) if ended else ():
+        for name in files:
+            path = os.path.join(folder, name)
+            try:
+                if not stat.S_ISSOCK(os.lstat(path).st_mode):
+                    os.unlink(path)
+            except OSError:
+                pass
 
 
 def _child(request: dict, fds: list[int], close: list) -> None:
@@ -211,7 +222,7 @@ def _serve_one(conn: socket.socket, listener: socket.socket, lifeline: int, scra
                 _kill_group(pid)
     watch.close()
     os.close(pidfd)
-    _clean(scratch)
+    _clean(scratch, ended=True)
     try:
         send(conn, {"exit": os.waitstatus_to_exitcode(status)})
     except OSError:
