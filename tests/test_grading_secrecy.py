@@ -31,7 +31,8 @@ import pytest
 import course_fixture
 from hostile_tricks import sandboxed, with_cell
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("grading-secrecy")]
+# In make check's tier as well as make test's (about a minute, beside the other tests' workers).
+pytestmark = [pytest.mark.xdist_group("grading-secrecy")]
 
 ASSIGNMENT = "fx00-tiny"
 COURSE = course_fixture.GRADER_COURSE
@@ -119,6 +120,18 @@ HOOKS = {
                     "sys.meta_path.insert(0, _Finder())"),
     "hook-audit": "import sys\nsys.addaudithook(lambda event, args: None)",
     "hook-signal-timer": "import signal\nsignal.signal(signal.SIGALRM, lambda *a: None)\nsignal.setitimer(signal.ITIMER_REAL, 600)",
+    "hook-shell-initialized": "get_ipython().events.register('shell_initialized', lambda ip: None)",
+    "hook-path-hooks": "import sys\nsys.path_hooks.insert(0, lambda path: None)",
+    # disguised as a library's: code compiled under an installed file's name, an installed
+    # method bound to source, a builtin bound to source by hand
+    "hook-under-an-installed-name": (
+        "import os, sys\n_site = [p for p in sys.path if p.endswith('site-packages')][0]\n_ns = {}\n"
+        "exec(compile('def _again(*a): pass', os.path.join(_site, 'IPython', 'x.py'), 'exec'), _ns)\n"
+        "get_ipython().events.register('post_run_cell', _ns['_again'])"),
+    "hook-installed-method-bound-to-source": (
+        "import functools\nget_ipython().events.register('pre_execute', functools.partial(get_ipython().ex, '_x = 1'))"),
+    "hook-exec-bound-by-hand": (
+        "import types\nget_ipython().events.register('pre_execute', types.MethodType(exec, '_x = 1'))"),
 }
 
 # The function a hidden test calls prints that test's source base64-encoded, and keeps it for a
@@ -131,6 +144,12 @@ def count_vowels(word):
     _leaked.append(source)
     print(base64.b64encode(source.encode()).decode())
     return -1
+'''
+# ... or raises it as an error's message, which the feedback would show.
+RAISE_BASE64 = '''
+import base64
+def count_vowels(word):
+    raise {error}(base64.b64encode(get_ipython().user_ns["In"][-1].encode()).decode())
 '''
 LEAK_LATER = "print([base64.b64encode(s.encode()).decode()[::-1] for s in _leaked])\nprint(base64.b64encode(str(_leaked).encode()).decode())"
 
@@ -171,6 +190,9 @@ def submissions(released, solution) -> dict:
     found.update({name: with_cell(solution, code) for name, code in HOOKS.items()})
     leak = course_fixture.replace_solutions(released, {**WRONG, "impl_count_vowels": LEAK_BASE64})
     found["print-tests-base64"] = with_cell(leak, LEAK_LATER, after="test_count_vowels_hidden")
+    for error in ("ValueError", "AssertionError"):
+        found[f"raise-tests-base64-{error}"] = course_fixture.replace_solutions(
+            released, {**WRONG, "impl_count_vowels": RAISE_BASE64.format(error=error)})
     found["honest-then-6-gb"] = with_cell(solution, MEMORY_6_GB, after=AFTER_FIRST)
     found["honest-then-fork-bomb"] = with_cell(solution, FORK_BOMB, after=AFTER_FIRST)
     found["honest-writes-2-gb"] = with_cell(solution, FILE_2_GB, after=AFTER_FIRST)
@@ -271,8 +293,9 @@ def test_feedback_holds_no_hidden_test_in_any_encoding(graded):
     solution = course_fixture.solution_notebook(ASSIGNMENT, COURSE)
     hidden = [line for line in course_fixture.marked_lines(solution, "HIDDEN TESTS") if len(line) >= 20]
     assert hidden
-    assert base64.b64encode(b"# The grader runs hidden").decode()[:20] in outputs(course, "print-tests-base64"), \
-        "the trick printed the tests (in the instructor's graded copy)"
+    for trick in ("print-tests-base64", "raise-tests-base64-ValueError", "raise-tests-base64-AssertionError"):
+        assert base64.b64encode(b"# The grader runs hidden").decode()[:20] in outputs(course, trick), \
+            f"{trick}: the trick carried the tests out (in the instructor's graded copy)"
     for student in students:
         text = course_fixture.readable(course / "autograder" / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html")
         decoded = [text]

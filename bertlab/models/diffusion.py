@@ -8,6 +8,11 @@ checkpoint, puts the shipped tensors in and saves the result with ``save_pretrai
 6b loads it with ``AutoModelForMaskedLM.from_pretrained`` offline. The folder lives in the course
 cache (:mod:`bertlab.models.shipped`), named by the manifest's hash, and is rebuilt if damaged.
 ``$BERTLAB_DIFFUSION`` names another folder or hub id instead.
+
+The fixed-ratio control (``make diffusion-control``: the same trainer, pairs, steps and unfrozen
+layers, every pair masked at 15%) ships the same way in ``weights/diffusion-fixed-15/``;
+:func:`control_path` assembles it. Chapter 6b compares the two to separate what the ratio did
+from what the task's training did.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from bertlab.models.resolve import MODELS, resolve
 from bertlab.models.shipped import DamagedCheckpointError
 
 WEIGHTS_DIR = shipped.WEIGHTS / "diffusion"
+CONTROL_DIR = shipped.WEIGHTS / "diffusion-fixed-15"  # the same run at a fixed 15% ratio
 ENV_VAR = MODELS["diffusion"].env_var  # a folder or hub id to use instead of the shipped model
 
 
@@ -62,6 +68,13 @@ def diffusion_path(weights_dir: Path | None = None, cache_dir: Path | None = Non
     """
     weights_dir = Path(weights_dir or WEIGHTS_DIR)
     return shipped.assemble_once(weights_dir, manifest(weights_dir), assemble, "diffusion-", cache_dir)
+
+
+def control_path(cache_dir: Path | None = None) -> str:
+    """Folder of the assembled fixed-ratio control (Chapter 6b), built on first use like
+    :func:`diffusion_path`; it is always the shipped one (no variable names another)."""
+    record = shipped.manifest(CONTROL_DIR, "fixed-ratio control", "diffusion-control")
+    return shipped.assemble_once(CONTROL_DIR, record, assemble, "diffusion-control-", cache_dir)
 
 
 def diffusion_model_path(name: str | None = None) -> str:
