@@ -40,7 +40,7 @@ import numpy as np
 from reference import web_sampler
 from bertlab.probes import PROBES
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]  # book/reference/web_models.py
 PAGES_JS = REPO / "book" / "live"
 ORT_DIST = PAGES_JS / "node_modules" / "onnxruntime-web" / "dist"
 #: onnxruntime-web's wasm-only ES module (its glue inside) and the plain, single-thread-capable binary.
