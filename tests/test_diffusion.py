@@ -135,6 +135,24 @@ def test_the_shipped_model_is_small_and_loads_offline_with_from_pretrained(tmp_p
     assert shipped_diffusion.diffusion_path(cache_dir=tmp_path) == path, "assembled once, then reused"
 
 
+def test_the_shipped_control_is_the_diffusion_run_at_a_fixed_ratio(tmp_path):
+    """Chapter 6b compares the writers like for like: the control's settings are the diffusion
+    run's but for the ratio, and it assembles and loads offline as the diffusion model does."""
+    from transformers import AutoModelForMaskedLM
+
+    control = shipped_diffusion.CONTROL_DIR
+    record = json.loads((control / "manifest.json").read_text())
+    diffusion = shipped_diffusion.manifest()
+    assert (control / record["weights_file"]).stat().st_size <= 30 * 2**20, "the delta's budget: 30 MB"
+    assert record["settings"]["fixed_ratio"] == 0.15 and "fixed_ratio" not in diffusion["settings"] or \
+        diffusion["settings"].get("fixed_ratio") is None
+    same = ("max_steps", "steps_done", "batch_size", "lr", "warmup", "seed")
+    assert {k: record["settings"][k] for k in same} == {k: diffusion["settings"][k] for k in same}
+    assert record["trained_parameters"] == diffusion["trained_parameters"]
+    model = AutoModelForMaskedLM.from_pretrained(shipped_diffusion.control_path(cache_dir=tmp_path))
+    assert model.config.bertlab_name == "bertlab-fixed-ratio-15-definitions"
+
+
 def test_the_fixed_ratio_control_masks_every_row_at_its_ratio_with_the_same_draws():
     ids = torch.arange(4 * 50).reshape(4, 50) % 200 + 200
     maskable = torch.ones(4, 50, dtype=torch.bool)
