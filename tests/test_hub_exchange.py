@@ -39,9 +39,39 @@ def why_not_here() -> str | None:
     return f"no {', '.join(missing)} on this machine" if missing else None
 
 
+#: The Python the students run: the course's, unless a student cannot (see :func:`student_python`).
+PYTHON = [sys.executable]
+
+
+def student_python(user: str, folder: Path) -> str | None:
+    """A Python a student can run that imports the course's environment: the course's own, else
+    (the course's venv was made from a Python in a closed home, pyenv's under /root, say) a venv in
+    ``folder`` made from the system's Python of the same version, whose ``.pth`` adds the course
+    environment's site-packages. None if neither works."""
+    if not as_user(user, sys.executable, "-c", "pass", check=False).returncode:
+        return sys.executable
+    system = Path(f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}")
+    if not system.exists():
+        return None
+    venv = folder / "student-venv"
+    made = subprocess.run([str(system), "-m", "venv", "--without-pip", str(venv)], capture_output=True, text=True)
+    if made.returncode:
+        return None
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    ours = [p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir()]
+    (site / "_bertlab_course.pth").write_text("".join(f"import site; site.addsitedir({p!r})\n" for p in ours))
+    for script in ("nbgrader", "jupyter"):  # the commands nbgrader runs by name
+        if (Path(sys.executable).parent / script).exists():
+            (venv / "bin" / script).write_text(f"#!{venv / 'bin' / 'python'}\n" + (Path(sys.executable).parent / script)
+                                               .read_text().split("\n", 1)[1])
+            (venv / "bin" / script).chmod(0o755)
+    python = str(venv / "bin" / "python")
+    return None if as_user(user, python, "-c", "import nbgrader", check=False).returncode else python
+
+
 def as_user(user: str, *cmd: str, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
     home = Path("~" + user).expanduser()
-    base = {"HOME": str(home), "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "LANG": "C.UTF-8"}
+    base = {"HOME": str(home), "PATH": f"{Path(PYTHON[0]).parent}:/usr/bin:/bin", "LANG": "C.UTF-8"}
     proc = subprocess.run(["runuser", "-u", user, "--", "env", "-i", "-C", str(home),
                            *(f"{k}={v}" for k, v in {**base, **(env or {})}.items()), *cmd],
                           capture_output=True, text=True)
@@ -66,10 +96,14 @@ def classroom():
         roster = {name: "student" for name in students}
         (base / "state").mkdir()
         made += prepare.create_accounts(roster, base / "state")
-        probe = as_user(students[0], sys.executable, "-c", "pass", check=False)
-        if probe.returncode:
+        python = student_python(students[0], base)
+        if python is None:
+            probe = as_user(students[0], sys.executable, "-c", "pass", check=False)
             pytest.skip(f"a student cannot run the course's Python {os.path.realpath(sys.executable)} "
-                        f"({probe.stderr.strip()[:120]}): install the venv from a Python outside a closed home")
+                        f"({probe.stderr.strip()[:120]}) and this machine has no python"
+                        f"{sys.version_info.major}.{sys.version_info.minor} of its own: install the venv "
+                        "from a Python outside a closed home")
+        PYTHON[0] = python
         exchange = base / "exchange"
         prepare.make_exchange(exchange)
         course = course_fixture.make_course(base / "course", course_fixture.GRADER_COURSE)
@@ -87,14 +121,14 @@ def classroom():
         student_env = {"JUPYTER_CONFIG_PATH": str(HUB / "student"), "BERTLAB_EXCHANGE": str(exchange),
                        "BERTLAB_COURSE_ID": "grader-fixture"}
         for student in students:
-            as_user(student, sys.executable, "-m", "nbgrader", "fetch_assignment", ASSIGNMENT, env=student_env)
-            as_user(student, sys.executable, "-m", "nbgrader", "submit", ASSIGNMENT, env=student_env)
+            as_user(student, PYTHON[0], "-m", "nbgrader", "fetch_assignment", ASSIGNMENT, env=student_env)
+            as_user(student, PYTHON[0], "-m", "nbgrader", "submit", ASSIGNMENT, env=student_env)
         collected = grader("collect", ASSIGNMENT, "exchange")
         subprocess.run([sys.executable, "-m", "bertlab_grader", "autograde", ASSIGNMENT], cwd=course, env=env,
                        capture_output=True, text=True)  # both stubs: exit 1 is fine, the scores are checked later
         released = grader("feedback", ASSIGNMENT)
         for student in students:
-            as_user(student, sys.executable, "-m", "nbgrader", "fetch_feedback", ASSIGNMENT, env=student_env)
+            as_user(student, PYTHON[0], "-m", "nbgrader", "fetch_feedback", ASSIGNMENT, env=student_env)
         yield {"students": students, "exchange": exchange / "grader-fixture", "course": course,
                "collected": collected, "released": released}
     finally:
@@ -135,7 +169,7 @@ def test_a_student_reaches_nothing_of_another_student_nor_the_course(classroom):
         proc = as_user(s2, *cmd, check=False)
         assert proc.returncode != 0 and "Permission denied" in proc.stderr, f"{s2} could {what}: {proc.stdout}"
     # nbgrader's own listing shows a student their own submission and feedback only
-    listed = as_user(s2, sys.executable, "-m", "nbgrader", "list", "--cached", env={
+    listed = as_user(s2, PYTHON[0], "-m", "nbgrader", "list", "--cached", env={
         "JUPYTER_CONFIG_PATH": str(HUB / "student"), "BERTLAB_EXCHANGE": str(exchange.parent),
         "BERTLAB_COURSE_ID": "grader-fixture"})
     assert s1 not in listed.stdout + listed.stderr
