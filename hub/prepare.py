@@ -80,6 +80,18 @@ def shared_models(cache: Path) -> None:
                          f"set BERTLAB_HUB_CACHE to a folder under /srv")
 
 
+def why_students_cannot_run(python: str) -> str | None:
+    """Why a user who owns none of it cannot run ``python`` (every folder on the way to the
+    interpreter, and to the venv that names it, must be open to others: o+x), or None."""
+    for target in (Path(python), Path(os.path.realpath(python))):
+        for folder in [*reversed(target.parents)]:
+            if not os.stat(folder).st_mode & 0o001:
+                return f"{folder} is closed to other users (mode {os.stat(folder).st_mode & 0o777:o})"
+    if not os.stat(os.path.realpath(python)).st_mode & 0o001:
+        return f"{os.path.realpath(python)} cannot be run by other users"
+    return None
+
+
 def close_private_folders(course: Path, roster: dict[str, str]) -> list[str]:
     from bertlab_grader import layout
 
@@ -88,6 +100,10 @@ def close_private_folders(course: Path, roster: dict[str, str]) -> list[str]:
         folder = course / name
         if folder.exists():
             os.chmod(folder, os.stat(folder).st_mode & ~0o007)
+            closed.append(name)
+    for name in ("hub/roster.csv",):  # the class list
+        if (course / name).exists():
+            os.chmod(course / name, 0o600)
             closed.append(name)
     owner = pwd.getpwuid(course.stat().st_uid).pw_name
     if roster.get(owner) != "instructor":
@@ -108,6 +124,13 @@ def main(argv: list[str] | None = None) -> int:
         roster = roster_csv.read(args.roster)
     except (OSError, ValueError) as exc:
         print(f"prepare: {exc}", file=sys.stderr)
+        return 2
+    why = why_students_cannot_run(sys.executable)
+    if why:
+        print(f"prepare: students' servers run this course's Python, {sys.executable}, and they cannot: "
+              f"{why}. Put the course where students can enter it (a folder under /srv owned by the "
+              "instructor, not a home folder) and make its venv from the system's Python: "
+              "make install LOCK=hub PYTHON=/usr/bin/python3", file=sys.stderr)
         return 2
     state = setting("BERTLAB_HUB_STATE")
     state.mkdir(parents=True, exist_ok=True)
