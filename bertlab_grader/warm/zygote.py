@@ -96,15 +96,18 @@ def _empty(folder: str, keep: set[str]) -> None:
             pass
 
 
-def _clean(scratch: Path, ended: bool = False) -> None:
+def _clean(scratch: Path, slot: Path | None = None) -> None:
     """Nothing of the last kernel is left for the next: no process, no file in /tmp or /dev/shm;
-    once a kernel has ``ended``, no file in the scratch folder but its sockets (the grader's stubs
-    and the kernels' IPC), which also holds the next kernel's copy of its folder before it starts."""
+    given the next kernel's ``slot`` (which the grader has just filled with its copy of the
+    kernel's folder), no file in the scratch folder outside it but sockets (the grader's stubs and
+    the kernels' IPC). Run before each fork: after a kernel ends the grader may already be filling
+    the next slot."""
     _kill_others()
     keep = {scratch.parts[2]} if scratch.parts[:2] == ("/", "tmp") and len(scratch.parts) > 2 else set()
     _empty("/tmp", keep)
     _empty("/dev/shm", set())
-    for folder, _, files in os.walk(scratch) if ended else ():
+    for folder, dirs, files in os.walk(scratch) if slot is not None else ():
+        dirs[:] = [d for d in dirs if Path(folder, d) != slot]
         for name in files:
             path = os.path.join(folder, name)
             try:
@@ -184,7 +187,7 @@ def _serve_one(conn: socket.socket, listener: socket.socket, lifeline: int, scra
             os.close(fd)
         conn.close()
         return True
-    _clean(scratch)
+    _clean(scratch, Path(request["slot"]))
     pid = os.fork()
     if pid == 0:
         try:
@@ -222,7 +225,7 @@ def _serve_one(conn: socket.socket, listener: socket.socket, lifeline: int, scra
                 _kill_group(pid)
     watch.close()
     os.close(pidfd)
-    _clean(scratch, ended=True)
+    _clean(scratch)
     try:
         send(conn, {"exit": os.waitstatus_to_exitcode(status)})
     except OSError:
