@@ -12,6 +12,8 @@ First used in the book's "What comes out of BERT" chapter (the attention explore
 
 from __future__ import annotations
 
+import base64
+import html
 import io
 
 import ipywidgets as widgets
@@ -67,10 +69,13 @@ def attention_pngs(layers, tokens: list[str]) -> list[list[bytes]]:
 def image_stack(pngs: list[bytes], descriptions: list[str] | None = None) -> widgets.Stack:
     """A ``Stack`` showing one of several precomputed PNGs (the first one to begin with).
 
-    Each image's description becomes its ``tooltip`` (the ``title`` attribute, which screen
-    readers and axe's image-alt rule read: ipywidgets' Image has no alt)."""
+    Each PNG is an ``<img>`` in an ``HTML`` widget, its description the ``alt`` text screen
+    readers and axe's image-alt rule read. (ipywidgets' ``Image`` has no alt, and a ``tooltip`` on
+    it stops the static page from drawing it: the widget view reads a ``description`` an Image
+    does not have.)"""
     descriptions = descriptions or [""] * len(pngs)
-    return widgets.Stack([widgets.Image(value=png, format="png", tooltip=d or None)
+    return widgets.Stack([widgets.HTML(f'<img src="data:image/png;base64,{base64.b64encode(png).decode()}" '
+                                       f'alt="{html.escape(d, quote=True)}">')
                           for png, d in zip(pngs, descriptions)], selected_index=0)
 
 

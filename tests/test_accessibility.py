@@ -20,13 +20,7 @@ from test_browser import toc_pages
 SITE = browser.SITE
 GATED = ("serious", "critical")
 #: page -> {axe rule: why it still fails and what fixes it}. Remove an entry once its fix lands.
-KNOWN = {
-    "book/02-what-comes-out.html": {
-        "image-alt": "the attention explorer's ipywidgets Image has no alt trait (bertlab/widgets.py image_stack)"},
-    "book/04-masked-language-modelling.html": {
-        "aria-input-field-name": "ipywidgets' IntSlider handle has no aria-label (the masking draws' slider)",
-        "scrollable-region-focusable": "a widget box that scrolls is not focusable (fixed with the code cells' width)"},
-}
+KNOWN: dict[str, dict[str, str]] = {}
 pytestmark = pytest.mark.site
 
 
@@ -62,6 +56,8 @@ def test_no_serious_or_critical_axe_violation(context, base, path):
         page.close()
     unexplained = {rule: n for rule, n in found.items() if rule not in KNOWN.get(path, {})}
     assert not unexplained, f"{path}: axe finds {unexplained} (rule: nodes)"
+    stale = sorted(set(KNOWN.get(path, {})) - set(found))
+    assert not stale, f"{path}: axe no longer finds {stale}: remove the entry from KNOWN"
 
 
 @pytest.mark.parametrize(("path", "box"), [("book/04-masked-language-modelling.html", '[data-live="fillmask"]'),
