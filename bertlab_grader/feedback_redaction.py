@@ -34,6 +34,7 @@ import re
 
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.utils import is_grade, is_solution
 from traitlets import Integer, Unicode
 
 NOTICE = "[output removed by the grader: it contained the source of hidden tests]\n"
@@ -194,8 +195,7 @@ def error_only(outputs, chars: int, lines: int, templates: list[Template] = (),
 
 def is_test_cell(cell, begin: str) -> bool:
     """An nbgrader autograded test cell (graded, not a solution), or any cell with hidden tests."""
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    return bool(meta.get("grade") and not meta.get("solution")) or begin in cell.source
+    return cell.cell_type == "code" and is_grade(cell) and not is_solution(cell) or begin in cell.source
 
 
 class RedactHiddenTests(NbGraderPreprocessor):

@@ -147,6 +147,19 @@ def execution_seconds(notebook, cwd: Path) -> float:
     return time.perf_counter() - start
 
 
+def plain_nbgrader(course: Path, assignment: str, warm: bool) -> float:
+    """Seconds plain ``nbgrader autograde`` takes over every submission of ``assignment`` in
+    ``course``, serially, its kernels warm (the course's zygote) or cold."""
+    from bertlab_grader.nbgrader_course import nbgrader_env
+    from bertlab_grader.warm import pool
+
+    start = time.perf_counter()
+    subprocess.run([str(Path(sys.executable).parent / "nbgrader"), "autograde", assignment, "--create", "--force"],
+                   cwd=course, env={**nbgrader_env(), pool.ENV_VAR: "on" if warm else "off"},
+                   capture_output=True, text=True)
+    return time.perf_counter() - start
+
+
 def parallel_grading(assignment: str = "ps00-tokens", n: int = 20, workers: int = 2) -> list[str]:
     """The same n submissions graded by plain ``nbgrader autograde`` (one kernel started cold for
     each, as nbgrader starts them) and by the course grader with ``workers`` workers (warm kernels,
@@ -154,23 +167,14 @@ def parallel_grading(assignment: str = "ps00-tokens", n: int = 20, workers: int 
     scores. Also plain ``nbgrader autograde`` with the course's warm kernels: what parallelism
     alone adds."""
     from bertlab_grader import parallel
-    from bertlab_grader.nbgrader_course import nbgrader_env
-    from bertlab_grader.warm import pool
-
-    def plain_nbgrader(course: Path, warm: bool) -> float:
-        start = time.perf_counter()
-        subprocess.run([str(Path(sys.executable).parent / "nbgrader"), "autograde", assignment, "--create", "--force"],
-                       cwd=course, env={**nbgrader_env(), pool.ENV_VAR: "on" if warm else "off"},
-                       capture_output=True, text=True)
-        return time.perf_counter() - start
 
     with tempfile.TemporaryDirectory() as scratch:
         plain = course_fixture.make_course(Path(scratch) / "plain")
         kinds = grading_batch(plain, assignment, n)
-        plain_s = plain_nbgrader(plain, warm=False)
+        plain_s = plain_nbgrader(plain, assignment, warm=False)
         plain_warm = course_fixture.make_course(Path(scratch) / "plain-warm")
         grading_batch(plain_warm, assignment, n)
-        plain_warm_s = plain_nbgrader(plain_warm, warm=True)
+        plain_warm_s = plain_nbgrader(plain_warm, assignment, warm=True)
         ours = course_fixture.make_course(Path(scratch) / "ours")
         grading_batch(ours, assignment, n)
         start = time.perf_counter()
@@ -205,9 +209,7 @@ def section_grading(assignment: str = "ps01-attention", sizes: tuple[int, ...] =
     ``make autograde``'s grader with ``workers`` workers, sandbox in force for both: the speed-up
     at each size (targets, issue 44: >= 1.6x at 12, >= 1.8x at 60) and identical scores."""
     from bertlab_grader import parallel
-    from bertlab_grader.nbgrader_course import nbgrader_env
     from bertlab_grader.sandbox.bwrap import bwrap_path
-    from bertlab_grader.warm import pool
 
     targets = {12: 1.6, 60: 1.8}
     failures = []
@@ -217,11 +219,7 @@ def section_grading(assignment: str = "ps01-attention", sizes: tuple[int, ...] =
         with tempfile.TemporaryDirectory() as scratch:
             plain = course_fixture.make_course(Path(scratch) / "plain")
             kinds = grading_batch(plain, assignment, n)
-            start = time.perf_counter()
-            subprocess.run([str(Path(sys.executable).parent / "nbgrader"), "autograde", assignment, "--create",
-                            "--force"], cwd=plain, env={**nbgrader_env(), pool.ENV_VAR: "on"},
-                           capture_output=True, text=True)
-            plain_s = time.perf_counter() - start
+            plain_s = plain_nbgrader(plain, assignment, warm=True)
             ours = course_fixture.make_course(Path(scratch) / "ours")
             grading_batch(ours, assignment, n)
             start = time.perf_counter()

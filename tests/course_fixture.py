@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import html
 import re
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +59,20 @@ def make_course(dest: Path, repo: Path = REPO) -> Path:
     """A scratch course: the repo's nbgrader config and solutions, nothing graded yet
     (``repo=GRADER_COURSE``: the grader's test course's)."""
     return scratch_copy(repo, dest)
+
+
+def venv_over_this_one(python: str, dest: Path) -> Path | None:
+    """A venv at ``dest`` made by ``python`` (no pip) whose ``.pth`` adds this environment's
+    site-packages, so it imports everything installed here without installing anything: a course's
+    ``.venv`` inside a home folder (tests/test_grading_secrecy.py), or one a student user can run
+    (tests/test_hub_exchange.py). Returns its site-packages, or None if ``python`` made no venv."""
+    made = subprocess.run([python, "-m", "venv", "--without-pip", str(dest)], capture_output=True, text=True)
+    if made.returncode:
+        return None
+    site = next((Path(dest) / "lib").glob("python3*/site-packages"))
+    ours = [p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir()]
+    (site / "_bertlab_parent.pth").write_text("".join(f"import site; site.addsitedir({p!r})\n" for p in ours))
+    return site
 
 
 def release(course: Path, assignment: str) -> Path:

@@ -218,10 +218,7 @@ def graded():
         shutil.copy(course_fixture.REPO / "Makefile", course / "Makefile")
         shutil.copytree(course / "solutions", home / "backup" / "solutions")  # the key, elsewhere in the home
         # the course's .venv, inside it as `make install` makes it (this environment's packages seen through it)
-        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(course / ".venv")], check=True)
-        site = next((course / ".venv" / "lib").glob("python3*/site-packages"))
-        parent = next(p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir())
-        (site / "_bertlab_parent.pth").write_text(f"import site; site.addsitedir({parent!r})\n")
+        assert course_fixture.venv_over_this_one(sys.executable, course / ".venv")
         for script in (Path(sys.prefix) / "bin").iterdir():  # its commands (nbgrader runs alembic by name)
             if not (course / ".venv" / "bin" / script.name).exists():
                 (course / ".venv" / "bin" / script.name).symlink_to(script)

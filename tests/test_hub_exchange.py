@@ -54,12 +54,8 @@ def student_python(user: str, folder: Path) -> str | None:
     if not system.exists():
         return None
     venv = folder / "student-venv"
-    made = subprocess.run([str(system), "-m", "venv", "--without-pip", str(venv)], capture_output=True, text=True)
-    if made.returncode:
+    if course_fixture.venv_over_this_one(str(system), venv) is None:
         return None
-    site = next((venv / "lib").glob("python3*/site-packages"))
-    ours = [p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir()]
-    (site / "_bertlab_course.pth").write_text("".join(f"import site; site.addsitedir({p!r})\n" for p in ours))
     for script in ("nbgrader", "jupyter"):  # the commands nbgrader runs by name
         if (Path(sys.executable).parent / script).exists():
             (venv / "bin" / script).write_text(f"#!{venv / 'bin' / 'python'}\n" + (Path(sys.executable).parent / script)

@@ -59,9 +59,8 @@ class Sandbox(Configurable):
         "OSError in the cell that made it.")).tag(config=True)
 
     mode = Unicode(help=(
-        "on: sandbox every kernel if bubblewrap works here, else warn on every notebook and run it "
-        "as plain nbgrader does; require: a kernel that cannot be sandboxed is an error; off: no "
-        "sandbox. Default: $BERTLAB_SANDBOX, else on.")).tag(config=True)
+        "on (or its old name require): sandbox every kernel, and start none where bubblewrap cannot "
+        "build the sandbox here; off: no sandbox, on purpose. Default: $BERTLAB_SANDBOX, else on.")).tag(config=True)
 
     warm_kernels = Bool(help=(
         "Fork sandboxed kernels from a zygote that imported `warm_imports` once (bertlab_grader.warm); "
