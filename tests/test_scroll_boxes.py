@@ -5,7 +5,9 @@ column by tools/format_book_code.py, folded cells opened too), except the lines 
 tools/long_code_lines.yml allows; at a 390-pixel phone width no page scrolls sideways as a whole
 (wide things scroll inside their own box); and every box that scrolls can be reached by the
 keyboard, with a tab stop and a label (book/_site/scroll-boxes.js; axe's rule
-scrollable-region-focusable). The site is `$BERTLAB_SITE` (default `_build/html`); the browser
+scrollable-region-focusable). A printed output longer than :data:`LONG_OUTPUT` lines is evidence,
+not the lesson, and sits in a box of its own (the cell's tag ``output_scroll``) or folded
+(``hide-output``), so the figure or the prose after it stays near the code. The site is `$BERTLAB_SITE` (default `_build/html`); the browser
 is tests/browser.py's, offline.
 """
 
@@ -24,6 +26,10 @@ REPO = course_fixture.REPO
 SITE = browser.SITE
 ALLOWED = REPO / "tools" / "long_code_lines.yml"
 pytestmark = pytest.mark.site
+#: A printed output longer than this many lines scrolls in its own box or is folded.
+LONG_OUTPUT = 20
+#: The cell tags (Jupyter Book's) that keep a long output out of the reader's way.
+FOLDING_TAGS = ("tag_output_scroll", "tag_scroll-output", "tag_hide-output", "tag_hide-cell")
 
 # Every folded cell opened, then the code blocks (sources and printed outputs) wider than their box.
 _WIDE_CODE_JS = """() => {
@@ -74,6 +80,22 @@ def allowed_lines() -> dict[str, list[str]]:
             entry["line"].strip()
         )
     return allowed
+
+
+def long_outputs(html: str) -> list[str]:
+    """The printed outputs of a built page longer than :data:`LONG_OUTPUT` lines whose cell is
+    neither scrolled nor folded (:data:`FOLDING_TAGS`), each by its first line."""
+    from bs4 import BeautifulSoup
+
+    found = []
+    for cell in BeautifulSoup(html, "html.parser").select("div.cell"):
+        if any(tag in cell.get("class", []) for tag in FOLDING_TAGS):
+            continue
+        for out in cell.select("div.cell_output pre"):
+            lines = out.get_text().strip("\n").split("\n")
+            if len(lines) > LONG_OUTPUT:
+                found.append(f"{len(lines)} lines, from {lines[0].strip()[:60]!r}")
+    return found
 
 
 def _open(page, url: str, width: int) -> None:
@@ -162,6 +184,28 @@ def test_no_page_scrolls_sideways_at_phone_width(findings):
 
 def test_every_scroll_box_is_reachable_by_keyboard_and_labelled(findings):
     assert not _failures(findings, "keyboard")
+
+
+def test_long_printed_outputs_scroll_in_their_own_box_or_are_folded():
+    """Read in the built pages (no browser needed). A long output the prose quotes is split or
+    cut instead: a reader must not scroll a box to find the words the text discusses."""
+    found = [
+        f"{path}: {message}"
+        for path in toc_pages()
+        if (SITE / path).exists()
+        for message in long_outputs((SITE / path).read_text())
+    ]
+    assert not found, (
+        f"outputs over {LONG_OUTPUT} lines: tag the cell output_scroll (evidence) or print less"
+    )
+
+
+def test_the_long_output_check_catches_one():
+    cell = '<div class="cell docutils container {tag}"><div class="cell_output"><pre>{text}</pre></div></div>'
+    text = "\n".join(f"row {i}" for i in range(LONG_OUTPUT + 1))
+    assert long_outputs(cell.format(tag="", text=text)) == [f"{LONG_OUTPUT + 1} lines, from 'row 0'"]
+    assert not long_outputs(cell.format(tag="tag_output_scroll", text=text))
+    assert not long_outputs(cell.format(tag="", text="\n".join(text.split("\n")[:LONG_OUTPUT])))
 
 
 def test_every_allowed_long_line_is_still_in_its_page():
