@@ -45,7 +45,7 @@ from nbgrader.utils import is_grade, is_solution
 from traitlets import Integer, List, Unicode
 
 from bertlab_grader.feedback_redaction import NOTICES_KEY
-from bertlab_grader.kernel_guard import answer_key_probe, differences, oracle_origins, state_probe
+from bertlab_grader.kernel_guard import answer_key_probe, differences, library_origins, state_probe
 from bertlab_grader.sandbox.manager import SandboxedKernelManager
 
 
@@ -79,7 +79,6 @@ class GuardedExecute(Execute):
     """nbgrader's ``Execute``: sandboxed kernels, fingerprinted around every test cell; a dead
     kernel costs the cells from that point; output capped in bytes (see the module docstring)."""
 
-    _library: dict = {}  # oracles -> oracle_origins() in this process, computed once
     _prepared: set = set()  # the prepare functions this process has called
 
     prepare = List(Unicode(), default_value=[], config=True, help=(
@@ -136,13 +135,15 @@ class GuardedExecute(Execute):
             if spec not in GuardedExecute._prepared:
                 call(spec)
                 GuardedExecute._prepared.add(spec)
-        key = tuple(self.oracles)
-        if key not in GuardedExecute._library:
-            GuardedExecute._library[key] = oracle_origins(key, import_missing=True)
         self._graded_names = self.graded_names(nb)
         for cell in nb.cells:  # only the grader lists its notices: none the submission brought
             cell.get("metadata", {}).pop(NOTICES_KEY, None)
         return super().preprocess(nb, resources, km)
+
+    def create_kernel_manager(self):
+        km = super().create_kernel_manager()
+        km.oracles = tuple(self.oracles)  # a warm kernel's zygote reads where they are defined
+        return km
 
     def graded_names(self, nb) -> list[str]:
         """The graded functions of a notebook: named by its solution cells' grade ids
@@ -300,7 +301,8 @@ class GuardedExecute(Execute):
             if state is None:
                 problems.append(f"the grader could not check the kernel {when} this test ({why})")
             else:
-                problems += [f"{p} ({when} this test)" for p in differences(self._baseline, state, self._library[tuple(self.oracles)])]
+                problems += [f"{p} ({when} this test)" for p in differences(
+                    self._baseline, state, library_origins(self.oracles, getattr(self.km, "oracle_origins", None)))]
         if problems:
             problems = ["the notebook changed how the kernel runs or checks code: " + "; ".join(dict.fromkeys(problems))]
         if self.answer_key_packages and self._graded_names:

@@ -144,6 +144,19 @@ def oracle_origins(oracles, import_missing: bool = False) -> dict[str, str | Non
     return found
 
 
+_LIBRARY: dict = {}  # oracles -> library_origins(), in the grader's process
+
+
+def library_origins(oracles, told: dict | None = None) -> dict[str, str | None]:
+    """:func:`oracle_origins` as the libraries define them, read once per grader process: as a
+    warm-kernel zygote read them before any kernel ran (``told``, bertlab_grader.warm), else by
+    importing the libraries here."""
+    key = tuple(oracles)
+    if key not in _LIBRARY:
+        _LIBRARY[key] = told if told else oracle_origins(key, import_missing=True)
+    return _LIBRARY[key]
+
+
 def _installed_class(cls) -> bool:
     """True for a class an installed package defines (scipy's ``MatlabObject``, say), not the
     notebook: its module's file lies in the Python environment (the read-only folders the
@@ -274,7 +287,7 @@ def _what_changed(before, after) -> str:
 def differences(baseline: dict, now: dict, library: dict | None = None) -> list[str]:
     """What changed between two fingerprints, in words; [] if nothing did.
 
-    ``library`` is :func:`oracle_origins` in the grader's process: an oracle whose module the
+    ``library`` is :func:`library_origins`: an oracle whose module the
     kernel has imported must be defined where the library defines it."""
     found = []
     for key in ("input_transformers_cleanup", "input_transformers_post", "ast_transformers", "custom_exceptions"):

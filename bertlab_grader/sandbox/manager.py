@@ -76,6 +76,8 @@ class SandboxedKernelManager(AsyncKernelManager):
     _cold_cmd: list[str] | None = None  # the same kernel started cold, if the warm start fails
     _cgroup: KernelCgroup | None = None  # the kernel's hard caps, where cgroups can be made
     _cgroup_problem: str | None = None  # why not, said once per process
+    oracles: tuple[str, ...] = ()  # c.GuardedExecute.oracles, set by GuardedExecute: a zygote reads where
+    oracle_origins: dict | None = None  # they are defined (kernel_guard.oracle_origins), for a warm kernel
 
     async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
         await super()._async_launch_kernel(kernel_cmd, **kw)
@@ -160,9 +162,10 @@ class SandboxedKernelManager(AsyncKernelManager):
         warm = sandboxed and settings.warm_kernels and \
             list(getattr(self.kernel_spec, "argv", [])[1:3]) == ["-m", "ipykernel_launcher"]
         zygote = pool.zygote_for(self._readable(), self._environment(), self.log, imports=settings.warm_imports,
-                                 **settings.sizes()) if warm else None
+                                 oracles=self.oracles, **settings.sizes()) if warm else None
         if zygote is not None:
             zygote.busy, self._warm = True, zygote
+            self.oracle_origins = zygote.oracle_origins
             if self._socket_dir is not None:
                 shutil.rmtree(self._socket_dir, ignore_errors=True)
             self._socket_dir = zygote.new_slot()

@@ -68,11 +68,13 @@ class Zygote:
     """A zygote process in its own sandbox, and what the grader needs to use and clean it."""
 
     def __init__(self, readable: list[Path], environment: dict[str, str], tmp_bytes: int = 2**30,
-                 file_bytes: int = 2**30, imports: list[str] | tuple[str, ...] = ()):
+                 file_bytes: int = 2**30, imports: list[str] | tuple[str, ...] = (),
+                 oracles: list[str] | tuple[str, ...] = ()):
         """A zygote in a sandbox that reads ``readable`` (and the system), keeps only ``environment``,
         and writes only its scratch folder, a ``/tmp`` of ``tmp_bytes`` (where each kernel works, in a
         copy of its folder) and files of at most ``file_bytes``; it imports ``imports`` (the course's
-        ``c.Sandbox.warm_imports``) and the kernel's own modules before it forks."""
+        ``c.Sandbox.warm_imports``) and the kernel's own modules before it forks, and tells where each
+        of ``oracles`` is defined (:attr:`oracle_origins`)."""
         import subprocess
         import tempfile
 
@@ -80,8 +82,9 @@ class Zygote:
         self.control = self.scratch / "control"
         self.busy = False
         self.failed_imports: list[str] = []
+        self.oracle_origins: dict[str, str | None] = {}  # kernel_guard.oracle_origins, as the zygote read them
         read, self._lifeline = os.pipe()
-        cmd = sandbox_command([sys.executable, "-m", ZYGOTE, str(self.control), str(read), *imports],
+        cmd = sandbox_command([sys.executable, "-m", ZYGOTE, str(self.control), str(read), *imports, "--", *oracles],
                               writable=self.scratch, readable=readable, bwrap=bwrap_path(),
                               environment=environment, tmp_bytes=tmp_bytes, file_bytes=file_bytes)
         self.process = subprocess.Popen(cmd, stdout=subprocess.PIPE, pass_fds=(read,), start_new_session=True)
@@ -91,7 +94,8 @@ class Zygote:
         if not line.startswith(READY):
             self.stop()
             raise RuntimeError(f"the warm-kernel zygote did not start: {line or 'no reply in 180 s'}")
-        self.failed_imports = json.loads(line[len(READY):] or "[]")
+        told = json.loads(line[len(READY):] or "{}")
+        self.failed_imports, self.oracle_origins = told.get("failed", []), told.get("oracles", {})
         self.init_pid, self.pid = self._sandbox_pids()
         if self.pid is None:
             self.stop()
@@ -167,15 +171,15 @@ def _stop_all() -> None:
 
 def zygote_for(readable: list[Path], environment: dict[str, str], log, work_bytes: int = 0,
                tmp_bytes: int = 2**30, file_bytes: int = 2**30,
-               imports: list[str] | tuple[str, ...] = ()) -> Zygote | None:
+               imports: list[str] | tuple[str, ...] = (), oracles: list[str] | tuple[str, ...] = ()) -> Zygote | None:
     """This process's idle zygote for kernels that read ``readable`` and keep ``environment``,
-    having imported ``imports`` (started on first use), or None: the zygote is busy with another
-    kernel, or it could not start (logged). A warm kernel works in a copy of its folder in the
+    having imported ``imports`` and read where ``oracles`` are defined (started on first use), or
+    None: the zygote is busy with another kernel, or it could not start (logged). A warm kernel works in a copy of its folder in the
     zygote's ``/tmp`` (``tmp_bytes``), so ``work_bytes`` is not used."""
     import atexit
 
     key = (tuple(str(p) for p in readable), sys.executable, tuple(sorted(environment.items())), tmp_bytes, file_bytes,
-           tuple(imports))
+           tuple(imports), tuple(oracles))
     zygote = _zygotes.get(key)
     if zygote is not None and not zygote.alive():  # a kernel killed it: start another
         _zygotes.pop(key).stop()
@@ -184,7 +188,8 @@ def zygote_for(readable: list[Path], environment: dict[str, str], log, work_byte
         for other in [k for k in _zygotes if k[0] == key[0]]:  # the environment changed: a new one
             _zygotes.pop(other).stop()
         try:
-            zygote = Zygote(readable, environment, tmp_bytes=tmp_bytes, file_bytes=file_bytes, imports=imports)
+            zygote = Zygote(readable, environment, tmp_bytes=tmp_bytes, file_bytes=file_bytes, imports=imports,
+                             oracles=oracles)
         except Exception as exc:  # noqa: BLE001 - cold kernels still grade
             log.warning("Kernels start cold (no warm-kernel zygote: %s)", exc)
             return None

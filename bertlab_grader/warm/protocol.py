@@ -14,7 +14,8 @@ from pathlib import Path
 
 from bertlab_grader.kernel_limits import process_tree
 
-READY = "bertlab-warm-kernel-ready"  # the zygote's first line on stdout, then the imports that failed (JSON)
+#: the zygote's first line on stdout, then JSON: {"failed": imports that failed, "oracles": origins}
+READY = "bertlab-warm-kernel-ready"
 
 
 def send(conn: socket.socket, message: dict, fds: list[int] | None = None) -> None:

@@ -1,13 +1,17 @@
 """The warm-kernel zygote: inside its sandbox, it imports once and forks a kernel per request.
 
-``python -m bertlab_grader.warm.zygote CONTROL LIFELINE_FD [MODULE ...]`` imports the modules (the
-course's ``c.Sandbox.warm_imports``, passed on its command line) and :data:`KERNEL_IMPORTS`, prints
-:data:`bertlab_grader.warm.protocol.READY`, then listens on the Unix socket ``CONTROL`` for the
+``python -m bertlab_grader.warm.zygote CONTROL LIFELINE_FD [MODULE ...] [-- ORACLE ...]`` imports the
+modules (the course's ``c.Sandbox.warm_imports``, passed on its command line) and
+:data:`KERNEL_IMPORTS`, prints :data:`bertlab_grader.warm.protocol.READY` with the imports that
+failed and where each oracle (``c.GuardedExecute.oracles``) is defined, read before any kernel
+exists (:func:`bertlab_grader.kernel_guard.oracle_origins`: the grader's own process need not
+import the libraries to know), then listens on the Unix socket ``CONTROL`` for the
 grader's stubs (:mod:`bertlab_grader.warm.stub`), one kernel at a time: it forks the child, which
 becomes the kernel a fresh ``python -m ipykernel_launcher`` would be, and reports its exit status.
 Before each fork and after each kernel it kills every other process of its sandbox and empties
 ``/tmp`` and ``/dev/shm``. It exits when the grader's end of ``LIFELINE_FD`` closes. Started by
-:class:`bertlab_grader.warm.pool.Zygote`; the standard library only, besides what it warms.
+:class:`bertlab_grader.warm.pool.Zygote`; the standard library and the grader's kernel-side modules
+only, besides what it warms.
 """
 
 from __future__ import annotations
@@ -234,10 +238,13 @@ def _serve_one(conn: socket.socket, listener: socket.socket, lifeline: int, scra
     return not gone
 
 
-def serve(control: str, lifeline: int, imports: list[str] | tuple[str, ...] = ()) -> int:
-    """The zygote: import ``imports`` and :data:`KERNEL_IMPORTS`, then fork a kernel for each stub
-    that connects."""
+def serve(control: str, lifeline: int, imports: list[str] | tuple[str, ...] = (),
+          oracles: list[str] | tuple[str, ...] = ()) -> int:
+    """The zygote: import ``imports`` and :data:`KERNEL_IMPORTS`, say where ``oracles`` are
+    defined, then fork a kernel for each stub that connects."""
     import importlib
+
+    from bertlab_grader.kernel_guard import oracle_origins
 
     _set_dumpable(False)
     failed = []
@@ -250,7 +257,8 @@ def serve(control: str, lifeline: int, imports: list[str] | tuple[str, ...] = ()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(control)
     listener.listen(8)
-    print(READY, json.dumps(failed), flush=True)
+    origins = oracle_origins(oracles, import_missing=True)  # no kernel has run yet: the libraries' own
+    print(READY, json.dumps({"failed": failed, "oracles": origins}), flush=True)
     events = selectors.DefaultSelector()
     events.register(listener, selectors.EVENT_READ, "stub")
     events.register(lifeline, selectors.EVENT_READ, "grader")
@@ -267,9 +275,14 @@ def serve(control: str, lifeline: int, imports: list[str] | tuple[str, ...] = ()
 
 def main(argv: list[str]) -> int:
     if len(argv) < 2:
-        print("usage: python -m bertlab_grader.warm.zygote CONTROL_SOCKET LIFELINE_FD [MODULE ...]", file=sys.stderr)
+        print("usage: python -m bertlab_grader.warm.zygote CONTROL_SOCKET LIFELINE_FD [MODULE ...] [-- ORACLE ...]",
+              file=sys.stderr)
         return 2
-    return serve(argv[0], int(argv[1]), argv[2:])
+    modules, _, oracles = [*argv[2:]], None, []
+    if "--" in modules:
+        at = modules.index("--")
+        modules, oracles = modules[:at], modules[at + 1:]
+    return serve(argv[0], int(argv[1]), modules, oracles)
 
 
 if __name__ == "__main__":
