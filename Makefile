@@ -178,7 +178,8 @@ collect: install
 	@test -n "$(SOURCE)" || { echo "make collect ASSIGNMENT=<id> SOURCE=<folder, zip or exchange> [REGEXP=...]"; exit 2; }
 	$(GRADER) collect $(ASSIGNMENT) "$(SOURCE)" $(if $(REGEXP),--regexp '$(REGEXP)')
 
-# Grades WORKERS students at once (default: one per core), then prints one row per student and
+# Grades WORKERS students at once (default: one per core, one more from 16 submissions per
+# core on), then prints one row per student and
 # writes autograder/reports/$(ASSIGNMENT).csv/.json; fails naming every student whose submission
 # needs a look. A submission unchanged since it was graded is skipped (FORCE=1, or make regrade,
 # grades it again). Needs the assignment released (make release), and never releases it itself.

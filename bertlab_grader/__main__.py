@@ -220,7 +220,8 @@ def parser() -> argparse.ArgumentParser:
                             ("regrade", regrade, "grade submissions again, changed or not, then report")):
         sub = command(name, run, help)
         sub.add_argument("assignment")
-        sub.add_argument("--workers", type=int, default=None, help="students at once (default: one per core)")
+        sub.add_argument("--workers", type=int, default=None,
+                         help="students at once (default: one per core, one more from 16 submissions per core)")
         sub.add_argument("--scheduler", help="grade on the Dask cluster at this address (tcp://host:8786) "
                                              "instead of on this machine's cores")
         sub.add_argument("--student", action="append", help="only this student (repeatable)")

@@ -203,10 +203,11 @@ def parallel_grading(assignment: str = "ps00-tokens", n: int = 20, workers: int 
 
 
 def section_grading(assignment: str = "ps01-attention", sizes: tuple[int, ...] = (12, 60),
-                    workers: int = 2) -> list[str]:
+                    workers: int | None = None) -> list[str]:
     """A section's submissions of ``assignment`` (honest, wrong and hostile, :func:`grading_batch`)
     graded by plain serial ``nbgrader autograde`` with the course's config and warm kernels, and by
-    ``make autograde``'s grader with ``workers`` workers, sandbox in force for both: the speed-up
+    ``make autograde``'s grader with ``workers`` workers (default: its own,
+    :func:`bertlab_grader.parallel.default_workers`), sandbox in force for both: the speed-up
     at each size (targets, issue 44: >= 1.6x at 12, >= 1.8x at 60) and identical scores."""
     from bertlab_grader import parallel
     from bertlab_grader.sandbox.bwrap import bwrap_path
@@ -214,7 +215,7 @@ def section_grading(assignment: str = "ps01-attention", sizes: tuple[int, ...] =
     targets = {12: 1.6, 60: 1.8}
     failures = []
     print(f"\na section of {assignment}: plain serial nbgrader autograde (warm kernels) against the "
-          f"course grader, {workers} workers; sandbox {'bwrap' if bwrap_path() else 'NOT available'}")
+          f"course grader ({workers or 'its default'} workers); sandbox {'bwrap' if bwrap_path() else 'NOT available'}")
     for n in sizes:
         with tempfile.TemporaryDirectory() as scratch:
             plain = course_fixture.make_course(Path(scratch) / "plain")
@@ -229,7 +230,8 @@ def section_grading(assignment: str = "ps01-attention", sizes: tuple[int, ...] =
             same = all(course_fixture.scores(plain, assignment, s) == course_fixture.scores(ours, assignment, s)
                        for s in graded)
         ratio, target = plain_s / ours_s, targets.get(n, 1.6)
-        print(f"  {n:3d} submissions: plain {plain_s:6.1f} s, course grader {ours_s:6.1f} s, "
+        used = workers or parallel.default_workers(n)
+        print(f"  {n:3d} submissions: plain {plain_s:6.1f} s, course grader {ours_s:6.1f} s ({used} workers), "
               f"speed-up {ratio:.2f}x (target >= {target}x); scores identical: {same}")
         if ratio < target or not same:
             failures.append(f"section grading at {n}")

@@ -318,3 +318,13 @@ def test_a_submission_that_kills_every_cluster_worker_it_lands_on_is_reported_no
     assert "killed every worker it ran on" in outcomes[0].error and "not retried again" in outcomes[0].error
     assert after == before, "nobody else's grades move"
     client.wait_for_workers(2, timeout=120)  # the nannies restart the killed workers
+
+
+def test_one_worker_per_core_and_one_more_for_a_large_batch():
+    """A worker more than the cores fills the time the others wait on their kernels, but pays its
+    own start-up: only from EXTRA_WORKER_FROM submissions per core (bench: section_grading)."""
+    big = parallel.EXTRA_WORKER_FROM * 2
+    assert parallel.default_workers(12, cores=2) == 2
+    assert parallel.default_workers(big - 1, cores=2) == 2
+    assert parallel.default_workers(big, cores=2) == 3
+    assert parallel.default_workers(1, cores=8) == 1  # never more workers than submissions
