@@ -7,8 +7,8 @@ tools/long_code_lines.yml allows; at a 390-pixel phone width no page scrolls sid
 keyboard, with a tab stop and a label (book/_site/scroll-boxes.js; axe's rule
 scrollable-region-focusable). A printed output longer than :data:`LONG_OUTPUT` lines is evidence,
 not the lesson, and sits in a box of its own (the cell's tag ``output_scroll``) or folded
-(``hide-output``), so the figure or the prose after it stays near the code. The site is `$BERTLAB_SITE` (default `_build/html`); the browser
-is tests/browser.py's, offline.
+(``hide-output``), so the figure or the prose after it stays near the code. The site is
+`$BERTLAB_SITE` (default `_build/html`); the browser is tests/browser.py's, offline.
 """
 
 from __future__ import annotations

@@ -174,8 +174,9 @@ def zygote_for(readable: list[Path], environment: dict[str, str], log, work_byte
                imports: list[str] | tuple[str, ...] = (), oracles: list[str] | tuple[str, ...] = ()) -> Zygote | None:
     """This process's idle zygote for kernels that read ``readable`` and keep ``environment``,
     having imported ``imports`` and read where ``oracles`` are defined (started on first use), or
-    None: the zygote is busy with another kernel, or it could not start (logged). A warm kernel works in a copy of its folder in the
-    zygote's ``/tmp`` (``tmp_bytes``), so ``work_bytes`` is not used."""
+    None: the zygote is busy with another kernel, or it could not start (logged). A warm kernel
+    works in a copy of its folder in the zygote's ``/tmp`` (``tmp_bytes``), so ``work_bytes`` is
+    not used."""
     import atexit
 
     key = (tuple(str(p) for p in readable), sys.executable, tuple(sorted(environment.items())), tmp_bytes, file_bytes,

@@ -278,11 +278,9 @@ def main(argv: list[str]) -> int:
         print("usage: python -m bertlab_grader.warm.zygote CONTROL_SOCKET LIFELINE_FD [MODULE ...] [-- ORACLE ...]",
               file=sys.stderr)
         return 2
-    modules, _, oracles = [*argv[2:]], None, []
-    if "--" in modules:
-        at = modules.index("--")
-        modules, oracles = modules[:at], modules[at + 1:]
-    return serve(argv[0], int(argv[1]), modules, oracles)
+    rest = argv[2:]
+    at = rest.index("--") if "--" in rest else len(rest)
+    return serve(argv[0], int(argv[1]), rest[:at], rest[at + 1:])
 
 
 if __name__ == "__main__":
