@@ -9,14 +9,17 @@ The grader's own tests grade ``GRADER_COURSE`` instead (``tests/grader_course``:
 assignment that loads no model, as nbgrader's tests use ``nbgrader/tests/apps/files/*.ipynb``);
 only the round trips, and the hostile cases that need the course's own tests, grade the course.
 
-Everything runs through nbgrader's own command line with the course's own config
-(``autograder/nbgrader_config.py``), so the tests grade exactly as an instructor does. The
-grader's package (``bertlab_grader``) assumes no checkout: this harness is the tests' own.
+Everything runs with the course's own config (``autograder/nbgrader_config.py``): the round trips
+through the commands ``make autograde``, ``make feedback`` and ``make grades`` run
+(:func:`grade_as_instructor`: the parallel grader, its report and ``export.py``'s CSV), the other
+tests through nbgrader's own command line. The grader's package (``bertlab_grader``) assumes no
+checkout: this harness is the tests' own.
 """
 
 from __future__ import annotations
 
 import html
+import json
 import re
 import subprocess
 import sys
@@ -26,7 +29,7 @@ from pathlib import Path
 import nbformat
 
 from bertlab_grader import feedback_redaction, layout
-from bertlab_grader.nbgrader_course import nbgrader, scratch_copy
+from bertlab_grader.nbgrader_course import nbgrader, nbgrader_env, scratch_copy
 
 REPO = Path(__file__).resolve().parents[1]  # tests/course_fixture.py -> the repository
 #: The grader's test course: one tiny assignment in plain Python (``fx00-tiny``) that loads no
@@ -108,6 +111,28 @@ def submit(course: Path, assignment: str, student: str, notebook: nbformat.Noteb
 def autograde(course: Path, assignment: str) -> None:
     """Grade every submission of ``assignment`` (nbgrader runs them one after another)."""
     nbgrader(course, "autograde", assignment, "--create", "--force")
+
+
+def grader(course: Path, *args: str, allowed: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess:
+    """``python -m bertlab_grader <args>`` from the course root, as the Makefile's targets run it;
+    raise with its output if it exits with a status not in ``allowed``."""
+    cmd = [sys.executable, "-m", "bertlab_grader", *args]
+    proc = subprocess.run(cmd, cwd=course, env=nbgrader_env(), capture_output=True, text=True)
+    if proc.returncode not in allowed:
+        raise RuntimeError(f"{' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def grade_as_instructor(course: Path, assignment: str, workers: int = 1) -> list[dict]:
+    """What ``make autograde``, ``make feedback`` and ``make grades`` run: the parallel grader
+    (``workers`` at a time; 1 in the round trips, which already run one per core), its report,
+    the feedback, and ``export.py``'s CSV files. Returns the report's rows
+    (``autograder/reports/<assignment>.json``). The autograde exits 1 when a submission needs a
+    look, as hostile ones do: the report says which."""
+    grader(course, "autograde", assignment, "--workers", str(workers), allowed=(0, 1))
+    grader(course, "feedback", assignment)
+    grader(course, "export", assignment)
+    return json.loads((course / layout.REPORTS / f"{assignment}.json").read_text())
 
 
 @dataclass

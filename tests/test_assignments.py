@@ -21,7 +21,10 @@
   course's 120 s): the course's own limits would cost four minutes per assignment;
 - the feedback HTML (of the stub, the solution and the hostile submissions) shows no
   hidden-test source line;
-- the grades export has one row per submission with the expected score;
+- graded as the instructor grades (``make autograde``, ``make feedback``, ``make grades``: the
+  parallel grader, its report and ``export.py``), the report and the per-question export agree with
+  the gradebook: one row per submission, the expected score, each question's score, and the
+  hostile submissions named for a look;
 - exercises/ is exactly what nbgrader generated from solutions/ in that round trip (that it
   holds no marker, solution line or hidden-test line is a file scan, in
   ``tests/test_released_exercises.py``, in ``make check``).
@@ -176,18 +179,17 @@ def graded(request, tmp_path_factory):
 
 
 def _grade_everyone(course: Path, assignment: str, released) -> dict:
-    """Submit the stub, the solution and the hostile submissions; autograde them in one
-    ``nbgrader autograde``; feedback for each; export every grade. Returns the hostile ones."""
+    """Submit the stub, the solution and the hostile submissions; grade them as the instructor
+    does (:func:`course_fixture.grade_as_instructor`: autograde, feedback, export). Returns the
+    hostile ones and the grader's report, by student."""
     course_fixture.submit(course, assignment, "stub", released)
     solution = course_fixture.solution_notebook(assignment)
     course_fixture.submit(course, assignment, "solution", solution)
     hostile, kept = hostile_submissions(solution)
     for student, notebook in hostile.items():
         course_fixture.submit(course, assignment, student, notebook)
-    course_fixture.autograde(course, assignment)
-    course_fixture.feedback(course, assignment)
-    course_fixture.export_grades(course)
-    return {"students": set(hostile), "kept": kept}
+    report = course_fixture.grade_as_instructor(course, assignment)
+    return {"students": set(hostile), "kept": kept, "report": {r["student"]: r for r in report}}
 
 
 def total(cells: dict) -> tuple[float, float]:
@@ -268,14 +270,24 @@ def test_feedback_hides_hidden_tests(graded):
 
 
 def test_grades_export(graded):
+    """The report (``autograder/reports/<assignment>.json``) and the per-question export
+    (``autograder/grades/<assignment>.csv``) say what the gradebook says, one row per submission."""
     assignment, course, _, hostile = graded
-    export = course / "autograder" / "grades" / "nbgrader.csv"
-    rows = [r for r in csv.DictReader(export.open()) if r["assignment"] == assignment]
-    by_student = {r["student_id"]: r for r in rows}
-    assert set(by_student) == {"stub", "solution", *hostile["students"]}
-    max_score = float(by_student["solution"]["max_score"])
-    assert float(by_student["solution"]["score"]) == max_score
-    assert float(by_student["stub"]["score"]) == 0
+    report = hostile["report"]
+    with (course / "autograder" / "grades" / f"{assignment}.csv").open(newline="") as f:
+        export = {r["student"]: r for r in csv.DictReader(f)}
+    everyone = {"stub", "solution", *hostile["students"]}
+    assert set(report) == set(export) == everyone
+    for student in sorted(everyone):
+        cells = course_fixture.scores(course, assignment, student)
+        score, max_score = total(cells)
+        assert report[student]["score"] == float(export[student]["score"]) == score, student
+        assert report[student]["max_score"] == float(export[student]["max_score"]) == max_score, student
+        assert {g: float(export[student][g]) for g in cells} == {g: c.score for g, c in cells.items()}, student
+    assert report["solution"]["score"] == report["solution"]["max_score"] > 0
+    assert report["stub"]["score"] == 0
+    assert not report["solution"]["flags"], report["solution"]
+    assert "kernel rigged" in report["hostile-rigged-kernel"]["flags"], report["hostile-rigged-kernel"]
 
 
 def test_exercises_are_generated_from_solutions(graded):
