@@ -15,6 +15,8 @@ Its parts, one idea each:
   scratch course and a sandboxed kernel, one process writing the gradebook, regrades idempotent;
 - :mod:`~bertlab_grader.distributed`: ``autograde --scheduler ADDRESS``, one Dask task per
   submission, each graded by :mod:`~bertlab_grader.grade_one` in a child process of the worker;
+- :mod:`~bertlab_grader.records`: what grading one submission produced (one shape for both
+  graders) and the one process that writes it into the gradebook;
 - :mod:`~bertlab_grader.guarded_execute`: nbgrader's ``Execute`` as the course grades with it
   (sandboxed, fingerprinted, capped; a dead kernel costs the cells from that point);
 - :mod:`~bertlab_grader.sandbox` (bubblewrap, no network: the command line in

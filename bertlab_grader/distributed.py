@@ -15,10 +15,10 @@ a scheduler, workers started by hand, by ``dask-jobqueue`` on SLURM, or on Kuber
 - A task (:func:`grade_task`) runs on a worker, but student code never runs in the worker's own
   process: the task starts ``python -m bertlab_grader.grade_one`` as a child with a hard time
   limit, which grades in a scratch course with the course's sandboxed, capped kernels and writes
-  a JSON record; the task returns that record parsed and checked (:func:`bertlab_grader.grade_one.checked`).
+  a JSON record; the task returns that record parsed and checked (:meth:`bertlab_grader.records.Outcome.from_json`).
 - The client is the only writer of the gradebook: it takes records as they complete
   (``distributed.as_completed``) and writes each in one transaction
-  (:func:`bertlab_grader.parallel.record`), then the graded notebooks, then the state file.
+  (:func:`bertlab_grader.records.record`), then the graded notebooks, then the state file.
 - A worker that dies mid-task: the scheduler runs its task again on another worker (Dask's own
   rescheduling); a submission that has killed ``distributed.scheduler.allowed-failures`` workers
   (3 by default) comes back as ``KilledWorker`` (or, in a race, as a task the scheduler dropped
@@ -34,7 +34,6 @@ import hashlib
 import io
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -47,9 +46,9 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from bertlab_grader import layout
-from bertlab_grader.grade_one import checked
 from bertlab_grader.nbgrader_course import gradebook_snapshot
-from bertlab_grader.parallel import Outcome, settle, submission_hash, to_grade
+from bertlab_grader.parallel import submission_hash, to_grade
+from bertlab_grader.records import Outcome, failed, place_graded, settle
 
 #: Seconds a task's grading child may run before it is killed (a notebook's own wall clock is 600 s).
 TASK_TIMEOUT = 900
@@ -112,14 +111,14 @@ def grade_task(bundle: bytes, assignment: str, student: str, files: dict[str, by
                                     student, str(out)], capture_output=True, text=True, timeout=timeout, env=env,
                                    preexec_fn=_die_with_parent)
         except subprocess.TimeoutExpired:
-            return _failed(student, time.perf_counter() - start, f"grading took more than {timeout:.0f} s and was stopped")
+            return failed(student, time.perf_counter() - start, f"grading took more than {timeout:.0f} s and was stopped").to_json()
         if child.returncode != 0 or not out.is_file():
-            return _failed(student, time.perf_counter() - start,
-                           f"the grading process failed ({child.returncode}): {child.stderr[-2000:]}")
+            return failed(student, time.perf_counter() - start,
+                          f"the grading process failed ({child.returncode}): {child.stderr[-2000:]}").to_json()
         try:
-            return checked(json.loads(out.read_text()))
+            return Outcome.from_json(json.loads(out.read_text())).to_json()
         except ValueError as exc:
-            return _failed(student, time.perf_counter() - start, f"the grading process wrote no valid record: {exc}")
+            return failed(student, time.perf_counter() - start, f"the grading process wrote no valid record: {exc}").to_json()
 
 
 def _die_with_parent() -> None:
@@ -133,22 +132,19 @@ def _die_with_parent() -> None:
         pass
 
 
-def _failed(student: str, seconds: float, why: str) -> dict:
-    """The record of a submission that could not be graded."""
-    return {"student": student, "success": False, "seconds": seconds, "error": why,
-            "timestamp": None, "notebooks": {}, "files": {}}
-
-
-def _write_graded(course: Path, assignment: str, student: str, files: dict[str, str]) -> None:
-    """The graded notebooks of a record into the course (none: the old ones are removed)."""
-    final = layout.autograded(course, student, assignment)
-    shutil.rmtree(final, ignore_errors=True)
-    for name, text in files.items():
-        path = final / name
-        if not path.resolve().is_relative_to(final.resolve()):
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+def _outcome(student: str, result) -> Outcome:
+    """The outcome of ``student``'s task: its record checked again here (a task's result is not
+    trusted), with no folder on this machine (its notebooks come as text)."""
+    if isinstance(result, Outcome):
+        return result
+    try:
+        outcome = Outcome.from_json(dict(result))
+    except (TypeError, ValueError) as exc:
+        return failed(student, 0.0, f"its task returned no valid record: {exc}")
+    if outcome.student != student:
+        return failed(student, outcome.seconds, f"its task returned the record of {outcome.student[:100]!r}")
+    outcome.autograded = ""
+    return outcome
 
 
 def autograde(course: Path, assignment: str, scheduler, students: list[str] | None = None,
@@ -187,19 +183,18 @@ def autograde(course: Path, assignment: str, scheduler, students: list[str] | No
                 try:
                     result = future.result()
                 except KilledWorker as exc:
-                    result = _failed(student, 0.0, f"it killed every worker it ran on ({exc}); not retried again")
+                    result = failed(student, 0.0, f"it killed every worker it ran on ({exc}); not retried again")
                 except CancelledError as exc:
                     # the grader cancels nothing itself: the scheduler drops a task whose
                     # workers all died, together with the scattered bundle they held, and may
                     # do so before it marks the task KilledWorker (a race in distributed)
-                    result = _failed(student, 0.0, "the scheduler dropped its task: it most likely killed every "
-                                     f"worker it ran on, and the course's files with them ({exc}); not retried again")
+                    result = failed(student, 0.0, "the scheduler dropped its task: it most likely killed every "
+                                    f"worker it ran on, and the course's files with them ({exc}); not retried again")
                 except Exception as exc:  # the task itself failed (a bad bundle, a full disk): say so
-                    result = _failed(student, 0.0, f"{type(exc).__name__}: {exc}")
-                outcome = Outcome(student, result["success"], result["seconds"], result["error"],
-                                  result["timestamp"], result["notebooks"])
+                    result = failed(student, 0.0, f"{type(exc).__name__}: {exc}")
+                outcome = _outcome(student, result)
                 settle(course, assignment, outcome, hashes[student], state, state_path)
-                _write_graded(course, assignment, student, result["files"])
+                place_graded(course, assignment, outcome)
                 outcomes.append(outcome)
                 bar.set_postfix_str(f"last: {student} {outcome.seconds:.0f} s")
                 bar.update()

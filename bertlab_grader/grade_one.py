@@ -21,30 +21,11 @@ import time
 from pathlib import Path
 
 from bertlab_grader import layout
-
-#: The fields of a record, and their types: what a worker accepts from this process.
-RECORD_FIELDS = {"student": str, "success": bool, "seconds": float, "error": str, "timestamp": (str, type(None)),
-                 "notebooks": dict, "files": dict}
-
-
-def read_submission(url: str, assignment: str, student: str) -> tuple[str | None, dict]:
-    """The graded submission in a gradebook, as plain values: (timestamp, notebooks)."""
-    from nbgrader.api import Gradebook
-
-    with Gradebook(url) as gradebook:
-        submission = gradebook.find_submission(assignment, student)
-        notebooks = {
-            nb.name: {"flagged": nb.flagged,
-                      "grades": {g.name: {"auto_score": g.auto_score, "needs_manual_grade": g.needs_manual_grade}
-                                 for g in nb.grades},
-                      "comments": {c.name: c.auto_comment for c in nb.comments}}
-            for nb in submission.notebooks}
-        stamp = submission.timestamp.isoformat() if submission.timestamp else None
-    return stamp, notebooks
-
+from bertlab_grader.records import Outcome, failed, read_submission
 
 def grade(course: Path, assignment: str, student: str) -> dict:
-    """Grade one student in ``course`` (a scratch course); return the record."""
+    """Grade one student in ``course`` (a scratch course); return the record
+    (:meth:`bertlab_grader.records.Outcome.to_json`)."""
     from bertlab_grader.nbgrader_course import nbgrader_api
 
     course = Path(course).resolve()
@@ -55,28 +36,14 @@ def grade(course: Path, assignment: str, student: str) -> dict:
     api = nbgrader_api(course)
     start = time.perf_counter()
     result = api.autograde(assignment, student, force=True, create=True)
-    record = {"student": student, "success": bool(result["success"]), "seconds": time.perf_counter() - start,
-              "error": "", "timestamp": None, "notebooks": {}, "files": {}}
+    seconds = time.perf_counter() - start
     if not result["success"]:
-        record["error"] = (result.get("error") or result.get("log") or "")[-4000:]
-        return record
-    record["timestamp"], record["notebooks"] = read_submission(url, assignment, student)
+        return failed(student, seconds, (result.get("error") or result.get("log") or "")[-4000:]).to_json()
+    stamp, notebooks = read_submission(url, assignment, student)
     graded = layout.autograded(course, student, assignment)
-    record["files"] = {str(p.relative_to(graded)): p.read_text(errors="replace")
-                       for p in sorted(graded.rglob("*.ipynb")) if p.is_file()}
-    return record
-
-
-def checked(record) -> dict:
-    """A record as parsed from JSON, with the fields and types a record has (else ValueError)."""
-    if not isinstance(record, dict) or set(record) != set(RECORD_FIELDS):
-        raise ValueError(f"not a grading record: {str(record)[:200]}")
-    for name, kind in RECORD_FIELDS.items():
-        if kind is float and isinstance(record[name], int):
-            record[name] = float(record[name])
-        if not isinstance(record[name], kind):
-            raise ValueError(f"a grading record whose {name} is a {type(record[name]).__name__}")
-    return record
+    files = {str(p.relative_to(graded)): p.read_text(errors="replace") for p in sorted(graded.rglob("*.ipynb"))
+             if p.is_file()}
+    return Outcome(student, True, seconds, timestamp=stamp, notebooks=notebooks, files=files).to_json()
 
 
 def main(argv: list[str]) -> int:

@@ -8,7 +8,7 @@ cells and hidden tests. A worker grades one student at a time there with nbgrade
 ``NbGraderAPI.autograde`` (the course's guarded, sandboxed ``Execute`` included: the config is
 the course's) and sends back plain values: every grade, comment and flag of that submission.
 The parent process alone writes them into the course gradebook, and copies the graded
-notebooks into ``autograder/autograded/``. Workers start once (importing nbgrader costs seconds)
+notebooks into ``autograder/autograded/`` (:mod:`bertlab_grader.records`). Workers start once (importing nbgrader costs seconds)
 and take the next student as soon as they are free; a progress bar shows the ETA.
 
 Regrading is idempotent. A submission's content hash is recorded after it is graded
@@ -25,32 +25,17 @@ import os
 import shutil
 import tempfile
 import time
-import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
 from bertlab_grader import layout
 from bertlab_grader.nbgrader_course import gradebook_snapshot, nbgrader_api, nbgrader_env, scratch_copy
-from bertlab_grader.grade_one import read_submission
+from bertlab_grader.records import Outcome, failed, place_graded, read_submission, settle
 
 STATE_FILE = ".bertlab-graded.json"
 _worker: dict = {}  # in each worker process: its scratch course and NbGraderAPI
-
-
-@dataclass
-class Outcome:
-    """What grading one student produced, as plain values (it crosses a process boundary)."""
-
-    student: str
-    success: bool
-    seconds: float
-    error: str = ""
-    timestamp: str | None = None
-    notebooks: dict = field(default_factory=dict)  # name -> {"flagged", "grades", "comments"}
-    autograded: str = ""  # the worker's folder of graded notebooks for this student
 
 
 def submission_hash(folder: Path) -> str:
@@ -92,61 +77,10 @@ def _grade(assignment: str, student: str, submitted: str) -> Outcome:
     result = api.autograde(assignment, student, force=True, create=True)
     seconds = time.perf_counter() - start
     if not result["success"]:
-        return Outcome(student, False, seconds, error=(result.get("error") or result.get("log") or "")[-4000:])
+        return failed(student, seconds, (result.get("error") or result.get("log") or "")[-4000:])
     stamp, notebooks = read_submission(db_url(course), assignment, student)
     return Outcome(student, True, seconds, timestamp=stamp, notebooks=notebooks,
                    autograded=str(layout.autograded(course, student, assignment)))
-
-
-# --- in the parent: the only writer of the course gradebook --------------------------------
-
-def record(course: Path, assignment: str, outcome: Outcome) -> None:
-    """Write one graded submission into the course gradebook, in one transaction (a crash midway
-    leaves the gradebook as it was): auto scores and comments only, manual grades already there
-    stay. A submission that could not be graded adds its student only, so the report lists them."""
-    from datetime import datetime
-
-    from nbgrader.api import Gradebook
-    from sqlalchemy.exc import SAWarning
-
-    with Gradebook(db_url(course)) as gradebook, warnings.catch_warnings():
-        # nbgrader's add_submission autoflushes half-built rows and SQLAlchemy says so; harmless
-        warnings.simplefilter("ignore", SAWarning)
-        commit, gradebook.db.commit = gradebook.db.commit, gradebook.db.flush  # nbgrader commits per row
-        try:
-            gradebook.update_or_create_student(outcome.student)
-            if outcome.success:
-                stamp = datetime.fromisoformat(outcome.timestamp) if outcome.timestamp else None
-                gradebook.update_or_create_submission(assignment, outcome.student, timestamp=stamp)
-                for name, notebook in outcome.notebooks.items():
-                    gradebook.find_submission_notebook(name, assignment, outcome.student).flagged = notebook["flagged"]
-                    for cell, values in notebook["grades"].items():
-                        grade = gradebook.find_grade(cell, name, assignment, outcome.student)
-                        grade.auto_score, grade.needs_manual_grade = values["auto_score"], values["needs_manual_grade"]
-                    for cell, text in notebook["comments"].items():
-                        gradebook.find_comment(cell, name, assignment, outcome.student).auto_comment = text
-            commit()
-        except BaseException:
-            gradebook.db.rollback()
-            raise
-        finally:
-            gradebook.db.commit = commit
-
-
-def settle(course: Path, assignment: str, outcome: Outcome, submission: str, state: dict, state_path: Path) -> None:
-    """Record one graded submission, then remember its content hash (``None`` if it could not
-    be graded, so it is tried again): the state file is written only after the gradebook."""
-    record(course, assignment, outcome)
-    state[f"{assignment}/{outcome.student}"] = submission if outcome.success else None
-    state_path.parent.mkdir(parents=True, exist_ok=True)
-    state_path.write_text(json.dumps(state, indent=1, sort_keys=True) + "\n")
-
-
-def _copy_graded(course: Path, assignment: str, outcome: Outcome) -> None:
-    final = layout.autograded(course, outcome.student, assignment)
-    shutil.rmtree(final, ignore_errors=True)
-    if outcome.success:
-        shutil.copytree(outcome.autograded, final)
 
 
 def to_grade(course: Path, assignment: str, students: list[str] | None, force: bool):
@@ -211,7 +145,7 @@ def autograde(course: Path, assignment: str, workers: int | None = None, student
             for future in as_completed(futures):
                 outcome = future.result()
                 settle(course, assignment, outcome, hashes[outcome.student], state, state_path)
-                _copy_graded(course, assignment, outcome)
+                place_graded(course, assignment, outcome)
                 outcomes.append(outcome)
                 bar.set_postfix_str(f"last: {outcome.student} {outcome.seconds:.0f} s")
                 bar.update()
