@@ -132,13 +132,9 @@ test: install lint
 
 ## Exercises (students) ----------------------------------------------------------------------
 
-# Regenerate exercises/ from solutions/ with nbgrader (deterministic; CI checks it is current).
-# generate_assignment also records each assignment (with its hidden tests) in the gradebook.
-exercises: install
-	@for a in $(ASSIGNMENTS); do \
-	  echo "nbgrader generate_assignment $$a"; \
-	  nbgrader generate_assignment $$a --force --log-level=WARN || exit 1; \
-	done
+# Regenerate exercises/ from solutions/ (deterministic; CI checks it is current): the same as
+# make release (below), which also records each assignment's hidden tests in the gradebook.
+exercises: release
 
 # Served from the root (chapter links resolve, nbgrader finds its config); opens on exercises/.
 # student-lab/ is the student's Jupyter configuration: nbgrader's Validate button and Assignments
