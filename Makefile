@@ -110,7 +110,7 @@ book/live/node_modules/.package-lock.json: book/live/package-lock.json
 # a round trip or an assignment's variants on one worker: tests/conftest.py). One thread per
 # process: more would oversubscribe the cores (the book build runs beside make test).
 #   make check   the fast loop: unit tests, and every known-wrong and alternative-correct
-#                implementation of every assignment graded in process (tests/test_variants.py)
+#                implementation of every assignment graded in process (tests/assignments/test_variants.py)
 #   make test    what CI runs: ruff and make check's tests, then one nbgrader round trip per assignment,
 #                the hostile and parallel graders (Dask, PostgreSQL), JupyterLab, beside the
 #                strict book build (its log in _build/book.log); then the built site in Chromium

@@ -32,7 +32,7 @@ c.GuardedExecute.graded_function_id = r"^impl_(?P<name>\w+)$"
 
 # Students install the course package, and the book's own code sits beside the pages: a graded
 # function bound to an object of either (``from bertlab... import top_k``) scores 0 in every test
-# cell after it. (Neither ships a graded function: tests/test_answer_key.py checks the package.)
+# cell after it. (Neither ships a graded function: tests/assignments/test_answer_key.py checks the package.)
 c.GuardedExecute.answer_key_packages = ["bertlab", "reference"]
 
 # What the grader must know of this course, and nothing else does:

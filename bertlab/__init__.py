@@ -1,7 +1,7 @@
 """bertlab: the course package, what the book's pages, the exercises and the recipes import.
 
 It holds what runs while a page or a notebook is read, and nothing a student is graded on
-(``book/reference/`` holds that; ``tests/test_answer_key.py`` checks). Which chapter owns what:
+(``book/reference/`` holds that; ``tests/assignments/test_answer_key.py`` checks). Which chapter owns what:
 
 =================================  ===================================================================
 ``models/``                        every model the course loads and the weights that ship: the
@@ -26,7 +26,7 @@ It holds what runs while a page or a notebook is read, and nothing a student is 
 =================================  ===================================================================
 
 The grader (``bertlab_grader``) and the recipes that train the shipped weights (``recipes/``) are
-the repository's two other parts; this package imports neither (``tests/test_import_graph.py``).
+the repository's two other parts; this package imports neither (``tests/repo/test_import_graph.py``).
 """
 
 from bertlab.launch_links import exercise_links

@@ -3,7 +3,7 @@
 Every launch link is built from ONE setting, ``repository.url`` (and ``repository.branch``) in
 the book's ``_config.yml``, with the launch services of ``launch_buttons``: change the
 repository there and every chapter, the README's install line and the notebooks' setup cells
-follow (``tests/test_launch_links.py`` checks that no other repository URL is written down).
+follow (``tests/course/test_launch_links.py`` checks that no other repository URL is written down).
 The released notebook itself is offered for download by the page's ``{download}`` link, which
 Sphinx copies into the site; solutions are never linked.
 

@@ -11,7 +11,7 @@ lines of their own (at most :data:`LINE` characters each): :func:`mistake` build
 :func:`show_tokens` writes token ids as tokens (``[CLS] 7 [MASK]``).
 
 Used by the test cells of every assignment (``solutions/``, released into ``exercises/``);
-``tests/test_validate_messages.py`` reads the messages as Validate shows them. It grades nothing.
+``tests/assignments/test_validate_messages.py`` reads the messages as Validate shows them. It grades nothing.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ nbgrader's own exchange classes (``nbgrader.exchange.default``) through ``NbGrad
 
 A student reads no other student's work because nbgrader names every submission and feedback file
 with a secret the student's own copy holds, and the folders that hold them cannot be listed
-(``inbound`` is ``-wx`` for others, ``feedback`` ``--x``): ``tests/test_hub_exchange.py`` tries it
+(``inbound`` is ``-wx`` for others, ``feedback`` ``--x``): ``tests/grader/test_hub_exchange.py`` tries it
 as a student. The LMS route (:mod:`bertlab_grader.collect`) is untouched.
 """
 

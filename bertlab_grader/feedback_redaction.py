@@ -21,7 +21,7 @@ So what a submission can smuggle out is what a failing assertion shows of its ow
 :attr:`slot_chars` characters in each of that message's ``{...}`` slots.
 
 Configured in ``autograder/nbgrader_config.py``; tested with hostile submissions in
-``tests/test_hostile.py``.
+``tests/grader/test_hostile.py``.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@
 - caps the output a notebook keeps in bytes, over every output type (nbgrader's ``LimitOutput``
   counts lines, so one 100 MB line passed it), with a note where it cut.
 
-Explained for instructors in ``docs/instructors.md``; ``tests/test_hostile.py`` grades submissions
+Explained for instructors in ``docs/instructors.md``; ``tests/grader/test_hostile.py`` grades submissions
 that try each of these.
 """
 

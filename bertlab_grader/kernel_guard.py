@@ -27,7 +27,7 @@ code (:func:`answer_key_objects`, for the packages ``GuardedExecute.answer_key_p
 What the kernel can do to files is the sandbox's job (:mod:`bertlab_grader.sandbox.manager`,
 which starts its kernels).
 What it cannot cover: code in the same process can always fool a check in that process if it
-is written against this one; the guard stops the generic tricks, and ``tests/test_hostile.py``
+is written against this one; the guard stops the generic tricks, and ``tests/grader/test_hostile.py``
 keeps a list of them. Comparisons a test makes against values the student returns are the
 tests' own job (``type(x) is list``, not ``x == expected``, for an object whose ``__eq__``
 always says yes).

@@ -12,7 +12,7 @@ submission is lost, for a slip.
 keeps it (``OverwriteCells`` then restores a test cell's source and points from the gradebook),
 and every earlier copy becomes an ordinary cell, with no nbgrader metadata at all. It replaces
 ``DeduplicateIds`` in ``Autograde.sanitize_preprocessors`` (``autograder/nbgrader_config.py``);
-``tests/test_hostile.py`` grades a submission with a pasted test cell.
+``tests/grader/test_hostile.py`` grades a submission with a pasted test cell.
 """
 
 from __future__ import annotations

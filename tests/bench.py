@@ -18,7 +18,7 @@ Budgets (from the issues): cached rebuild <= 20 s; every page <= 90 s and <= 2 G
 (the fine-tuning pages of Chapter 5: <= 180 s each, <= 8 minutes together; Chapter 6 <= 120 s;
 Chapter 7, Chapter 8 and the FAQ <= 180 s);
 each assignment's reference solution autogrades in <= 30 s; the browser checks of the built
-site (tests/test_browser.py) take <= 180 s; the decoder converts from its GGUF on first use in
+site (tests/site/test_browser.py) take <= 180 s; the decoder converts from its GGUF on first use in
 <= 60 s and loads in <= 5 s. Exits 1 if one is exceeded.
 
 ``python tests/bench.py STAGE...`` runs only the named stages (:data:`STAGES`).
@@ -84,9 +84,9 @@ def build_book(output: Path) -> float:
 
 
 def browser_checks(site: Path) -> tuple[float, bool]:
-    """Seconds tests/test_browser.py takes on this build of the site, and whether it passed."""
+    """Seconds tests/site/test_browser.py takes on this build of the site, and whether it passed."""
     start = time.perf_counter()
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "site", "tests/test_browser.py"],
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "site", "tests/site/test_browser.py"],
                             cwd=REPO, env={**os.environ, "BERTLAB_SITE": str(site)}, capture_output=True, text=True)
     return time.perf_counter() - start, result.returncode == 0
 
@@ -400,7 +400,7 @@ def main() -> int:
     if cached > BUDGET["cached_rebuild_s"]:
         failures.append("cached rebuild")
     print(f"browser checks of the site:     {browser_s:6.1f} s   (budget {BUDGET['browser_checks_s']} s)"
-          + ("" if browser_ok else "  (some FAILED: run pytest -m site tests/test_browser.py)"))
+          + ("" if browser_ok else "  (some FAILED: run pytest -m site tests/site/test_browser.py)"))
     if browser_s > BUDGET["browser_checks_s"]:
         failures.append("browser checks")
     return pages_and_grading(failures)

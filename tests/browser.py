@@ -1,4 +1,4 @@
-"""The built website in headless Chromium, as a reader meets it (used by tests/test_browser.py).
+"""The built website in headless Chromium, as a reader meets it (used by tests/site/test_browser.py).
 
 Debian's ``chromium`` is driven by Playwright's Python package through ``executable_path``
 (Playwright's own browser download is never used), started with the flags that keep it off the

@@ -3,7 +3,7 @@
 Mirrors nbgrader's own app tests (``nbgrader/tests/apps/test_nbgrader_autograde.py``): generate
 an assignment, put notebooks in ``autograder/submitted/<student>/<assignment>/``, autograde
 them, and read each test cell's score from the gradebook. Used by the assignment tests
-(``tests/test_assignments.py``), the hostile and parallel grader tests and ``make bench``
+(``tests/assignments/test_assignments.py``), the hostile and parallel grader tests and ``make bench``
 (seconds per submission); the site and browser tests read the solutions' hidden tests from here.
 The grader's own tests grade ``GRADER_COURSE`` instead (``tests/grader_course``: one tiny
 assignment that loads no model, as nbgrader's tests use ``nbgrader/tests/apps/files/*.ipynb``);
@@ -67,8 +67,8 @@ def make_course(dest: Path, repo: Path = REPO) -> Path:
 def venv_over_this_one(python: str, dest: Path) -> Path | None:
     """A venv at ``dest`` made by ``python`` (no pip) whose ``.pth`` adds this environment's
     site-packages, so it imports everything installed here without installing anything: a course's
-    ``.venv`` inside a home folder (tests/test_grading_secrecy.py), or one a student user can run
-    (tests/test_hub_exchange.py). Returns its site-packages, or None if ``python`` made no venv."""
+    ``.venv`` inside a home folder (tests/grader/test_grading_secrecy.py), or one a student user can run
+    (tests/grader/test_hub_exchange.py). Returns its site-packages, or None if ``python`` made no venv."""
     made = subprocess.run([python, "-m", "venv", "--without-pip", str(dest)], capture_output=True, text=True)
     if made.returncode:
         return None

@@ -15,7 +15,7 @@ said (the error's name and message, and what it printed), as nbgrader's feedback
 
 The same test cells run, on the same state, as in the round trip; what is left out is nbgrader
 itself (restoring test cells, the gradebook, the sandbox), which the full round trip in
-``tests/test_assignments.py`` still covers for the stub, the solution and the hostile
+``tests/assignments/test_assignments.py`` still covers for the stub, the solution and the hostile
 submissions.
 """
 

@@ -5,7 +5,7 @@ folded (hide-input) cell 666 px once opened; less 32 px of padding, at 14 px mon
 a character in DejaVu Sans Mono, the widest of the theme's fonts) that is 77 and 75 characters.
 So code is formatted by `ruff format` at 75 columns (the project's ruff settings otherwise), and
 no code line may be longer, except the lines named in tools/long_code_lines.yml with a reason
-(a URL, a printed table). tests/test_browser.py checks the same in Chromium.
+(a URL, a printed table). tests/site/test_browser.py checks the same in Chromium.
 
 Only the code of each ```{code-cell}``` changes: the pages are edited as text (the cells' options,
 MyST directives and prose stay byte for byte), and jupytext, which executes these pages in the

@@ -113,7 +113,7 @@ def is_course_checkpoint(path: str | None = None) -> bool:
 
     A page asserts what the course checkpoint has learnt (a fine-tuned accuracy, a guess at a
     blank) only when it runs on it; on another BERT (``BERTLAB_MODEL``) it shows that model's
-    numbers and must still run to the end (``tests/test_model_switch.py``). Structural claims,
+    numbers and must still run to the end (``tests/course/test_model_switch.py``). Structural claims,
     true of any BERT, are asserted on every model. Explained in the introduction."""
     if not is_shipped():
         return False

@@ -3,7 +3,7 @@
 // BertPreTokenizer (split on whitespace and punctuation) and greedy longest-match WordPiece with
 // "##" continuations (Devlin et al. 2019; Wu et al. 2016). Special tokens such as [MASK] are
 // matched as written, never split. Used by fillmask.mjs and canvas.mjs; the site tests
-// (tests/test_live_models.py) hold it to the Python tokenizer on every probe sentence.
+// (tests/site/test_live_models.py) hold it to the Python tokenizer on every probe sentence.
 
 const SPECIAL = /(\[MASK\]|\[CLS\]|\[SEP\]|\[PAD\]|\[UNK\])/;
 const MAX_CHARS_PER_WORD = 100;

@@ -4,7 +4,7 @@ Chapters 5c, 6, 6b and 8 run the same code their assignments ask students to wri
 decoder, the forced-generation samplers and distinct-n, dense retrieval and its prompt), in
 batched or fuller forms. It lives here, beside the pages, and not in the ``bertlab`` package:
 students install ``bertlab``, and nothing they are graded on may be importable from it
-(``tests/test_answer_key.py`` checks the built wheel; the grader's kernel guard flags a graded
+(``tests/assignments/test_answer_key.py`` checks the built wheel; the grader's kernel guard flags a graded
 function that is an object of this package or of ``bertlab``).
 
 The pages import it because Jupyter Book runs each page in ``book/``; the tests put ``book/`` on

@@ -1,5 +1,5 @@
 """Known-wrong and alternative-correct implementations of ps00-tokens: what each entry holds and what
-the tests prove with it is in tests/test_variants.py."""
+the tests prove with it is in tests/assignments/test_variants.py."""
 
 WRONG = {
     # CORE: the attention mask upside down, 1 on the padding and 0 on the real tokens.

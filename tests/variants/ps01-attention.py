@@ -1,5 +1,5 @@
 """Known-wrong and alternative-correct implementations of ps01-attention: what each entry holds and what
-the tests prove with it is in tests/test_variants.py."""
+the tests prove with it is in tests/assignments/test_variants.py."""
 
 WRONG = {
     # CORE: masks padded queries (rows) instead of padded keys (columns): [B, 1, T, 1].

@@ -1,5 +1,5 @@
 """Known-wrong and alternative-correct implementations of ps04-mlm: what each entry holds and what
-the tests prove with it is in tests/test_variants.py."""
+the tests prove with it is in tests/assignments/test_variants.py."""
 
 WRONG = {
     # 10% random "of the rest": bernoulli(0.1) on the 20% not masked gives 2% random, 18% kept.

@@ -1,5 +1,5 @@
 """Known-wrong and alternative-correct implementations of ps06-generation: what each entry holds and what
-the tests prove with it is in tests/test_variants.py."""
+the tests prove with it is in tests/assignments/test_variants.py."""
 
 WRONG = {
     # fill_left_to_right ------------------------------------------------------------------------

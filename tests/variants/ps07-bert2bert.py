@@ -1,5 +1,5 @@
 """Known-wrong and alternative-correct implementations of ps07-bert2bert: what each entry holds and what
-the tests prove with it is in tests/test_variants.py."""
+the tests prove with it is in tests/assignments/test_variants.py."""
 
 WRONG = {
     # Shifts the wrong way: decoder input t holds label t + 1, the answer it should predict later.

@@ -1,7 +1,7 @@
 """nbgrader configuration of the grader's test course (``tests/grader_course``).
 
-A tiny course that loads no model, for the grader's own tests (``tests/test_hostile.py``,
-``tests/test_parallel_grader.py``), as nbgrader tests itself on small fixture notebooks. The
+A tiny course that loads no model, for the grader's own tests (``tests/grader/test_hostile.py``,
+``tests/grader/test_parallel_grader.py``), as nbgrader tests itself on small fixture notebooks. The
 grader's settings are the same call the course's ``autograder/nbgrader_config.py`` makes
 (:func:`bertlab_grader.config.configure`); nothing of a course follows it (no models to prepare,
 no oracles, no answer-key packages, no warm imports).

@@ -63,7 +63,7 @@ def test_the_cells_are_named_as_the_grader_and_the_variant_tests_expect(assignme
         hidden = "### BEGIN HIDDEN TESTS" in cell["source"]
         assert test_id.endswith("_hidden") == hidden, (
             f"{assignment}: test cell {test_id!r}: a cell holding hidden tests, and only such a cell, "
-            f"ends in _hidden (tests/test_variants.py counts hidden-only catches by it)")
+            f"ends in _hidden (tests/assignments/test_variants.py counts hidden-only catches by it)")
         assert cell["points"] > 0, f"{assignment}: test cell {test_id!r} is worth no points"
 
 

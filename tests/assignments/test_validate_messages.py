@@ -9,7 +9,7 @@ known-wrong implementation (``tests/variants/``) that fails a visible test, the 
   (for a CORE variant, the first line holds the concept its CORE entry names);
 - put "expected" and "got" at the start of lines of their own, none of them cut.
 
-The fast check reads the messages from ``tests/test_variants.py``'s in-process grading (shared,
+The fast check reads the messages from ``tests/assignments/test_variants.py``'s in-process grading (shared,
 not run twice, on the same xdist worker); the slow one runs ``make validate`` (nbgrader validate
 and its exit status) on a released notebook with a known-wrong implementation written in.
 """

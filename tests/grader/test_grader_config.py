@@ -19,7 +19,7 @@ from bertlab_grader.sandbox import bwrap
 from bertlab_grader.sandbox.settings import Sandbox
 from bertlab_grader.warm import pool
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 GRADER = REPO / "bertlab_grader"
 COURSES = {"course": REPO, "test course": REPO / "tests" / "grader_course"}
 # What differs between two courses by nature: where each lives and what it is called.

@@ -9,7 +9,7 @@ tests skip, saying why, only where no server can be started.
 
 Everything here grades the grader's test course (``tests/grader_course``: one tiny assignment in
 plain Python that loads no model), so a kernel takes a second, not a model load; the course's own
-notebooks are graded in the round trips (``tests/test_assignments.py``)."""
+notebooks are graded in the round trips (``tests/assignments/test_assignments.py``)."""
 
 from __future__ import annotations
 

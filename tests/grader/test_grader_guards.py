@@ -1,4 +1,4 @@
-"""Unit tests of the grader's two guards, without a kernel (tests/test_hostile.py grades
+"""Unit tests of the grader's two guards, without a kernel (tests/grader/test_hostile.py grades
 real hostile submissions end to end)."""
 
 import gc
@@ -11,7 +11,7 @@ import pytest
 
 from bertlab_grader import feedback_redaction, kernel_guard
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def course_config():
@@ -258,7 +258,7 @@ def test_the_part_that_runs_in_a_students_kernel_imports_the_standard_library_on
     code = ("import sys; import bertlab_grader.kernel_guard; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] not in sys.stdlib_module_names))")
     loaded = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, check=True,
-                            env={"PYTHONPATH": str(Path(__file__).resolve().parent.parent)}).stdout
+                            env={"PYTHONPATH": str(Path(__file__).resolve().parents[2])}).stdout
     assert [m for m in eval(loaded) if m.split(".")[0] != "bertlab_grader" and m != "__main__"] == []
 
 

@@ -11,7 +11,7 @@ beside them keep full marks, and no feedback holds a hidden test in any encoding
 
 The course is the grader's test course (``tests/grader_course``: two functions in plain Python),
 so the batch grades in about a minute; the same sandbox grades every assignment
-(``tests/test_assignments.py``).
+(``tests/assignments/test_assignments.py``).
 """
 
 from __future__ import annotations

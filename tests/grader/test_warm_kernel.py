@@ -1,7 +1,7 @@
 """Warm kernels (``bertlab_grader.warm``): forked from one zygote that imported torch and
 transformers once, each still a kernel of its own, and nothing one kernel leaves meets the next.
 
-``tests/test_hostile.py`` grades a submission that leaves a daemon rewriting an IPython startup
+``tests/grader/test_hostile.py`` grades a submission that leaves a daemon rewriting an IPython startup
 file and asks the zygote for a kernel of its own; these tests check the parts quickly."""
 
 import asyncio
@@ -128,7 +128,7 @@ def test_the_stub_and_the_zygote_import_the_standard_library_only():
     code = ("import sys; import bertlab_grader.warm.stub, bertlab_grader.warm.zygote; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] not in sys.stdlib_module_names))")
     loaded = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, check=True,
-                            env={"PYTHONPATH": str(Path(__file__).resolve().parent.parent)}).stdout
+                            env={"PYTHONPATH": str(Path(__file__).resolve().parents[2])}).stdout
     assert [m for m in eval(loaded) if m.split(".")[0] != "bertlab_grader" and m != "__main__"] == []
 
 

@@ -9,7 +9,7 @@
   and the book's code, never the grader.
 
 Beside them, the book's own code for what the assignments grade, ``book/reference``, is not
-installed (``tests/test_answer_key.py``) and is imported under the package name ``reference``:
+installed (``tests/assignments/test_answer_key.py``) and is imported under the package name ``reference``:
 from ``book/`` by the pages (Jupyter Book runs them there), on pytest's ``pythonpath`` and with
 ``PYTHONPATH=book`` by ``make diffusion``. Its modules are checked here under that name: it
 imports the course package only, and the course imports it nowhere (a graded function in
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: part (its import name) -> its folder. ``reference`` is the book's code (book/reference).
 FOLDERS = {
     "bertlab": ROOT / "bertlab",

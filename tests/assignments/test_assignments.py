@@ -4,7 +4,7 @@
 - the reference solution scores full marks;
 - five hostile submissions score what their honest content deserves, with the hostile
   suite's tricks packed into them so that every assignment meets them at almost no extra
-  grading time (``tests/test_hostile.py`` runs its whole list, one trick per submission, on the
+  grading time (``tests/grader/test_hostile.py`` runs its whole list, one trick per submission, on the
   tiny test course ``tests/grader_course``, and the torch and answer-key tricks on ps00):
   a kernel rigged to blank every later cell scores 0; honest work that tries the network (off),
   prints 200 MB on one line (cut to the cap), runs an endless loop (interrupted), then kills
@@ -27,10 +27,10 @@
   hostile submissions named for a look;
 - exercises/ is exactly what nbgrader generated from solutions/ in that round trip (that it
   holds no marker, solution line or hidden-test line is a file scan, in
-  ``tests/test_released_exercises.py``, in ``make check``).
+  ``tests/assignments/test_released_exercises.py``, in ``make check``).
 
 The known-wrong and alternative-correct implementations (``tests/variants/<id>.py``) are graded
-against the same test cells in ``tests/test_variants.py`` (``make check``), one process per
+against the same test cells in ``tests/assignments/test_variants.py`` (``make check``), one process per
 assignment instead of one nbgrader run per variant.
 """
 

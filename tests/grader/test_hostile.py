@@ -8,7 +8,7 @@ second copy, graded in parallel. Only the tricks aimed at the course's own tests
 the course (ps00, the quickest to grade, in a third scratch course): torch and its oracles
 rigged (``torch.equal``, ``Tensor.__eq__``, ``pad_sequence``), the course package's own function
 handed in, and a function that prints the hidden test cell calling it. (Every assignment's round trip in
-``tests/test_assignments.py`` meets most of them too, packed into its five hostile
+``tests/assignments/test_assignments.py`` meets most of them too, packed into its five hostile
 submissions: a rigged kernel, a memory bomb, a process bomb, a kernel that kills itself, the
 network, 200 MB of output, an endless loop, a 10-minute sleep that ignores the interrupt,
 edited tests, answers that equal anything, a function that prints its calling test cell; the

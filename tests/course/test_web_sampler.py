@@ -1,6 +1,6 @@
 """book/reference/web_sampler.py, the numpy twin of the website's modules, against the chapters' PyTorch code.
 
-The browser tests (tests/test_live_models.py) hold the JavaScript to the reference file this
+The browser tests (tests/site/test_live_models.py) hold the JavaScript to the reference file this
 module writes; these hold this module to Chapter 6b's ``fill_canvas`` and Chapter 4's softmax and
 top k, on a seeded tiny ``BertForMaskedLM`` with the course's vocabulary.
 """

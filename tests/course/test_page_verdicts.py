@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 BOOK = REPO / "book"
 # Every page of the book: the introduction, Chapters 0 to 8 (and 6b), the FAQ and the model card.
 PAGES = ["intro", "00-first-look", "01-encoder-not-decoder", "02-what-comes-out", "03-task-heads",

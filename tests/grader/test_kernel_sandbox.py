@@ -1,6 +1,6 @@
 """The autograder's sandbox on its own: what a sandboxed process can read and write.
 
-``tests/test_hostile.py`` grades a submission that attacks the gradebook and the source
+``tests/grader/test_hostile.py`` grades a submission that attacks the gradebook and the source
 notebooks end to end; these tests check the bubblewrap command itself, quickly."""
 
 import shutil
@@ -203,5 +203,5 @@ def test_editable_packages_are_bound_but_not_their_checkout():
     assert Path(bertlab.__file__).resolve().parent in readable  # the course, installed editable here
     assert not any(p in readable for p in Path(sys.prefix).resolve().parents), "never a folder around the venv"
     assert bwrap.PACKAGE in readable and Path(sys.prefix).resolve() in readable
-    checkout = Path(__file__).resolve().parents[1]
+    checkout = Path(__file__).resolve().parents[2]
     assert checkout not in readable and checkout / "solutions" not in readable

@@ -10,7 +10,7 @@ import yaml
 import course_fixture
 
 REPO = course_fixture.REPO
-SITE = Path(os.environ.get("BERTLAB_SITE", REPO / "_build" / "html")).resolve()  # as tests/test_browser.py
+SITE = Path(os.environ.get("BERTLAB_SITE", REPO / "_build" / "html")).resolve()  # as tests/site/test_browser.py
 pytestmark = pytest.mark.site
 
 

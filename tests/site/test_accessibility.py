@@ -2,7 +2,7 @@
 
 axe-core comes inside the ``axe-playwright-python`` wheel and is injected into the page, so the
 check needs no network. Every toc page is checked as a reader first sees it, and the two "Try it"
-boxes once more after they have answered (tests/test_live_models.py tests what they answer).
+boxes once more after they have answered (tests/site/test_live_models.py tests what they answer).
 :data:`KNOWN` names, per page, the rules still failing for a reason outside the page's prose,
 each with what fixes it; a rule not listed there fails the test. axe's ``region`` rule
 (content outside landmarks) is "moderate" and the theme's own, so it is reported, not gated.

@@ -1,7 +1,7 @@
 """What students download, read as files (no kernel, no nbgrader run, so in ``make check``): no
 file under ``exercises/`` holds an nbgrader marker, two consecutive lines of a hidden test, or two
 of a reference solution. That ``exercises/`` is exactly what nbgrader generates from
-``solutions/`` needs a release, so it is checked in the round trip (``tests/test_assignments.py``).
+``solutions/`` needs a release, so it is checked in the round trip (``tests/assignments/test_assignments.py``).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 AUDIENCES = ["course", "book", "grader", "hub", "test"]
 # Pinned for an audience, but not imported by the package: what a student opens the exercises in
 # (JupyterLab, and nbgrader for its Validate button), and the tool that compiles the locks.

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 BOOK = REPO / "book"
 TOC = REPO / "_toc.yml"
 CELL_TIMEOUT = 600  # seconds; the longest cell on the tiny model takes well under a minute

@@ -1,6 +1,6 @@
 """``make book``'s execution cache is emptied when the code the pages import changes: the book's
 own ``book/reference`` and the course package ``bertlab`` (bertlab.book_cache; the model side is
-tested in tests/test_models.py)."""
+tested in tests/course/test_models.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bertlab import book_cache
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_make_book_hashes_the_course_package_and_the_books_code():

@@ -12,7 +12,7 @@ swapped in (see its docstring). This proves what the assignment's tests must pro
 - every CORRECT variant (another implementation that honours the docstring) scores full marks.
 
 The full nbgrader round trip (release, the stub, the solution, the hostile submissions,
-feedback, export) is ``tests/test_assignments.py``.
+feedback, export) is ``tests/assignments/test_assignments.py``.
 """
 
 from __future__ import annotations
