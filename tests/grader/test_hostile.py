@@ -4,10 +4,11 @@ The grader's behaviour is tested on the grader's test course (``tests/grader_cou
 assignment, ``fx00-tiny``, two functions in plain Python that load no model, as nbgrader tests
 itself on small fixture notebooks): one scratch copy, one ``nbgrader autograde`` over every
 submission below, one trick per submission; the resource cases (time, output, network) in a
-second copy, graded in parallel. Only the tricks aimed at the course's own tests are graded on
-the course (ps00, the quickest to grade, in a third scratch course): torch and its oracles
-rigged (``torch.equal``, ``Tensor.__eq__``, ``pad_sequence``), the course package's own function
-handed in, and a function that prints the hidden test cell calling it. (Every assignment's round trip in
+second copy, graded in parallel (``test_hostile_resources.py``). Only the tricks aimed at the
+course's own tests are graded on the course (ps00, the quickest to grade, in a third scratch
+course: ``test_hostile_course_tests.py``): torch and its oracles rigged (``torch.equal``,
+``Tensor.__eq__``, ``pad_sequence``), the course package's own function handed in, and a function
+that prints the hidden test cell calling it. The three share ``hostile_checks.py``. (Every assignment's round trip in
 ``tests/assignments/test_assignments.py`` meets most of them too, packed into its five hostile
 submissions: a rigged kernel, a memory bomb, a process bomb, a kernel that kills itself, the
 network, 200 MB of output, an endless loop, a 10-minute sleep that ignores the interrupt,
@@ -45,44 +46,20 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from hostile_tricks import (ENDLESS_LOOP, IGNORES_INTERRUPT, MEMORY_BOMB, NETWORK, PROCESS_BOMB, SELF_KILL,
-                            copy_test_cell, edit_tests, flood, is_test, own_graded_cell, sandboxed, with_cell)
+from hostile_checks import (ASSIGNMENT, COURSE, FIRST_TESTS, LAST_OF_FIRST_FUNCTION, POINTS, graded_output_text,
+                            hidden_tests_not_in_feedback, no_points_stolen)
+from hostile_tricks import (MEMORY_BOMB, PROCESS_BOMB, SELF_KILL, copy_test_cell, edit_tests, flood, is_test,
+                            own_graded_cell, sandboxed, with_cell)
 
 import course_fixture
-from bertlab_grader.feedback_redaction import spellings
 
 pytestmark = pytest.mark.slow
 
-ASSIGNMENT = "fx00-tiny"  # the grader's test course's one assignment
-COURSE = course_fixture.GRADER_COURSE
-LAST_OF_FIRST_FUNCTION = "test_word_lengths_hidden"  # the first graded function's last test cell
-FIRST_TESTS = {"test_word_lengths", "test_word_lengths_hidden"}  # the first graded function's tests
-POINTS = 6
 
 # Implementations that fail every visible and hidden test of fx00.
 WRONG = {
     "impl_word_lengths": "def word_lengths(words):\n    return [0]\n",
     "impl_count_vowels": "def count_vowels(word):\n    return -1\n",
-}
-
-PS00 = "ps00-tokens"  # the course's quickest assignment, for the tricks aimed at its own tests
-PS00_FIRST_TESTS = {"test_pad_batch", "test_pad_batch_hidden"}
-PS00_POINTS = 9
-
-# Implementations that fail every visible and hidden test of ps00.
-PS00_WRONG = {
-    "impl_pad_batch": '''
-def pad_batch(sequences, pad_id, max_length=None):
-    return torch.zeros(2, 3, dtype=torch.long), torch.zeros(2, 3, dtype=torch.long)
-''',
-    "impl_pieces_per_word": '''
-def pieces_per_word(word_ids):
-    return [1]
-''',
-    "impl_segment_ids": '''
-def segment_ids(input_ids, sep_token_id):
-    return input_ids * 0
-''',
 }
 
 # A cell inserted after the setup cell, before the student's functions.
@@ -118,23 +95,6 @@ from pathlib import Path
 for folder in [Path.cwd(), *Path.cwd().parents]:
     for path in sorted(folder.glob("solutions/*/*.ipynb")):
         print(path.read_text())
-''',
-}
-
-# Rig torch, which the course's tests compare with (the course config's ``oracles``): graded on ps00.
-PS00_RIG = {
-    "patch-torch": '''
-torch.equal = lambda *args, **kwargs: True
-torch.allclose = lambda *args, **kwargs: True
-''',
-    "patch-tensor-eq": "torch.Tensor.__eq__ = lambda self, other: torch.ones(self.shape, dtype=torch.bool)",
-    "patch-oracle": '''
-import torch.nn.utils.rnn
-
-def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
-    return torch.zeros(2, 3, dtype=torch.long)
-
-torch.nn.utils.rnn.pad_sequence = pad_sequence
 ''',
 }
 
@@ -252,29 +212,6 @@ def submissions(released, solution) -> dict:
     return found
 
 
-def ps00_submissions(released, solution) -> dict:
-    """The tricks aimed at the course's own tests (ps00), each with wrong work otherwise."""
-    wrong = course_fixture.replace_solutions(released, PS00_WRONG)
-    found = {f"rig-{name}": with_cell(wrong, code) for name, code in PS00_RIG.items()}
-
-    # The student function itself prints the hidden test cell that calls it.
-    found["print-calling-cell"] = course_fixture.replace_solutions(released, {
-        **PS00_WRONG,
-        "impl_pieces_per_word": "def pieces_per_word(word_ids):\n    print(get_ipython().user_ns['In'][-1])\n    return [1]\n",
-    })
-
-    # The right answer, but the course package's object: the reference function is defined inside
-    # the installed bertlab package at run time (as if the package shipped it) and imported from
-    # there. Its tests pass, and score 0 all the same (the course config's answer_key_packages).
-    reference = next(c.source for c in solution.cells
-                     if c.metadata.get("nbgrader", {}).get("grade_id") == "impl_pieces_per_word")
-    found["answer-key-import"] = course_fixture.replace_solutions(released, {
-        **PS00_WRONG,
-        "impl_pieces_per_word": f"import bertlab\nexec({reference!r}, vars(bertlab))\nfrom bertlab import pieces_per_word\n",
-    })
-    return found
-
-
 def course_files(course: Path) -> dict[str, str]:
     """Every file of the course's source (solutions with hidden tests) and release, by content."""
     return {str(p.relative_to(course)): p.read_text() for folder in ("solutions", "exercises")
@@ -302,19 +239,6 @@ def course(tmp_path_factory):
     changed = course_files(course) != files
     course_fixture.feedback(course, ASSIGNMENT)
     return course, names, unrunnable, changed
-
-
-@pytest.fixture(scope="module")
-def ps00(tmp_path_factory):
-    """The tricks aimed at the course's own tests, graded on the course (ps00)."""
-    course = course_fixture.make_course(tmp_path_factory.mktemp("hostile-ps00"))
-    released = nbformat.read(course_fixture.release(course, PS00), as_version=4)
-    found = ps00_submissions(released, course_fixture.solution_notebook(PS00))
-    for student, notebook in found.items():
-        course_fixture.submit(course, PS00, student, notebook)
-    course_fixture.autograde(course, PS00)
-    course_fixture.feedback(course, PS00)
-    return course, sorted(found)
 
 
 def test_course_files_stay_as_they_were(course):
@@ -383,28 +307,9 @@ def test_honest_work_keeps_full_marks(course, student):
     assert sum(c.score for c in cells.values()) == sum(c.max_score for c in cells.values()) > 0, cells
 
 
-def no_points_stolen(path: Path, assignment: str, names, first_tests: set, points: int) -> None:
-    stolen = {}
-    for student in names:
-        if student.startswith("honest"):
-            continue
-        cells = course_fixture.scores(path, assignment, student)
-        assert set(cells) >= first_tests, f"{student}: grades missing"
-        assert sum(c.max_score for c in cells.values()) == points, f"{student}: points changed {cells}"
-        if any(c.score for c in cells.values()):
-            stolen[student] = {k: c.score for k, c in cells.items() if c.score}
-    assert not stolen, f"points earned by rigging the grader: {stolen}"
-
-
 def test_hostile_submissions_score_zero(course):
     path, names, _, _ = course
     no_points_stolen(path, ASSIGNMENT, names, FIRST_TESTS, POINTS)
-
-
-def test_tricks_aimed_at_the_course_s_own_tests_score_zero(ps00):
-    path, names = ps00
-    assert {"rig-patch-torch", "rig-patch-tensor-eq", "rig-patch-oracle", "answer-key-import"} <= set(names)
-    no_points_stolen(path, PS00, names, PS00_FIRST_TESTS, PS00_POINTS)
 
 
 def test_no_extra_credit_or_manual_scores_appear(course):
@@ -420,33 +325,10 @@ def test_no_extra_credit_or_manual_scores_appear(course):
     assert grades and not rigged, f"the gradebook was written by a submission: {rigged[:3]}"
 
 
-def test_a_graded_function_from_the_course_package_is_named_in_the_feedback(ps00):
-    path, _ = ps00
-    html = (path / "autograder" / "feedback" / "answer-key-import" / PS00 / f"{PS00}.html").read_text()
-    assert "pieces_per_word is bertlab.pieces_per_word" in html, html[-3000:]
-
-
 def test_rigged_kernel_is_named_in_the_feedback(course):
     path, _, _, _ = course
     html = (path / "autograder" / "feedback" / "rig-blank-cells" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
     assert "GradingIntegrityError" in html and "input transformers cleanup changed" in html
-
-
-def hidden_tests_not_in_feedback(path: Path, assignment: str, solution, students) -> None:
-    pairs = course_fixture.marked_pairs(solution, "HIDDEN TESTS")
-    long_lines = [line for line in course_fixture.marked_lines(solution, "HIDDEN TESTS") if len(line) >= 30]
-    assert pairs and long_lines
-    for student in students:
-        text = course_fixture.readable(path / "autograder" / "feedback" / student / assignment / f"{assignment}.html")
-        readings = spellings(text)  # the notebook file prints its lines as JSON strings
-        leaked = [s for s in pairs + long_lines if any(s in r for r in readings)]
-        assert not leaked, f"{student}: feedback shows hidden-test lines {leaked[:3]}"
-        assert "HIDDEN TESTS" not in text, f"{student}: feedback shows the hidden-test marker"
-
-
-def graded_output_text(path: Path, assignment: str, student: str) -> str:
-    autograded = path / "autograder" / "autograded" / student / assignment / f"{assignment}.ipynb"
-    return str([o for c in nbformat.read(autograded, as_version=4).cells for o in c.get("outputs", [])])
 
 
 def test_feedback_quotes_no_hidden_test(course):
@@ -461,116 +343,3 @@ def test_feedback_quotes_no_hidden_test(course):
         assert "BEGIN HIDDEN TESTS" not in outputs["rig-print-solution-file"], "the sandbox showed the solutions"
 
 
-def test_feedback_on_the_course_quotes_no_hidden_test(ps00):
-    path, _ = ps00
-    hidden_tests_not_in_feedback(path, PS00, course_fixture.solution_notebook(PS00), ("print-calling-cell",))
-    assert "BEGIN HIDDEN TESTS" in graded_output_text(path, PS00, "print-calling-cell"), "the trick printed nothing"
-
-
-# --- the resource cases: time, output, network, in a batch graded in parallel ------------------
-
-# seconds; the course's own are 120, 600 and 30 (cut here to keep CI short: the test course's
-# honest notebook runs in a second, so the wall clock need leave room only for 200 MB of output)
-CELL_TIMEOUT, WALL_CLOCK, INTERRUPT_GRACE = 20, 45, 5
-
-def slow_cells(solution, n: int):
-    """``n`` cells of ``time.sleep``, each 5 s under the cell's limit, after the first function's tests."""
-    notebook = solution
-    for _ in range(n):
-        notebook = with_cell(notebook, f"import time\ntime.sleep({CELL_TIMEOUT - 5})", after=LAST_OF_FIRST_FUNCTION)
-    return notebook
-
-
-def resource_submissions(solution) -> dict:
-    """Honest work with one resource trick each, and the plain honest notebook beside them."""
-    return {
-        # interrupted at the cell's timeout; the notebook goes on, and every test still passes
-        "honest-then-infinite-loop": with_cell(solution, ENDLESS_LOOP),
-        # ignores the interrupt and sleeps 10 minutes: the kernel is stopped
-        "honest-then-sleeps-10-minutes": with_cell(solution, IGNORES_INTERRUPT, after=LAST_OF_FIRST_FUNCTION),
-        # cells each under the cell's limit, together past the notebook's wall clock
-        "honest-then-slow-cells": slow_cells(solution, WALL_CLOCK // (CELL_TIMEOUT - 5) + 1),
-        "honest-prints-200-MB": with_cell(solution, flood(200_000_000)),
-        "honest-tries-the-network": with_cell(solution, NETWORK),
-        "honest": solution,
-    }
-
-
-@pytest.fixture(scope="module")
-def resources(tmp_path_factory):
-    """The resource cases graded by the course grader, three at a time (most of them wait), with
-    short time limits."""
-    from bertlab_grader import parallel
-
-    course = course_fixture.make_course(tmp_path_factory.mktemp("resources"), repo=COURSE)
-    with (course / "autograder" / "nbgrader_config.py").open("a") as config:
-        config.write(f"\nc.Execute.timeout = {CELL_TIMEOUT}\nc.GuardedExecute.notebook_timeout = {WALL_CLOCK}\n"
-                     f"c.GuardedExecute.interrupt_grace = {INTERRUPT_GRACE}\n")
-    course_fixture.release(course, ASSIGNMENT)
-    for student, notebook in resource_submissions(course_fixture.solution_notebook(ASSIGNMENT, COURSE)).items():
-        course_fixture.submit(course, ASSIGNMENT, student, notebook)
-    outcomes = {o.student: o for o in parallel.autograde(course, ASSIGNMENT, workers=3, progress=False)}
-    return course, outcomes
-
-
-def graded_outputs(course: Path, student: str) -> str:
-    path = course / "autograder" / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-    return "\n".join(str(o.get("text", "")) + str(o.get("ename", "")) + ": " + str(o.get("evalue", ""))
-                     for c in nbformat.read(path, as_version=4).cells for o in c.get("outputs", []))
-
-
-def full_marks(course: Path, student: str) -> bool:
-    cells = course_fixture.scores(course, ASSIGNMENT, student)
-    return sum(c.score for c in cells.values()) == sum(c.max_score for c in cells.values()) > 0
-
-
-@pytest.mark.xdist_group("hostile-resources")  # its own worker: it waits on the clock
-def test_every_resource_case_is_graded_and_honest_work_keeps_its_marks(resources):
-    course, outcomes = resources
-    assert all(o.success for o in outcomes.values()), {s: o.error[-300:] for s, o in outcomes.items() if not o.success}
-    for student in ("honest", "honest-then-infinite-loop", "honest-prints-200-MB", "honest-tries-the-network"):
-        assert full_marks(course, student), (student, course_fixture.scores(course, ASSIGNMENT, student))
-
-
-@pytest.mark.xdist_group("hostile-resources")  # its own worker: it waits on the clock
-def test_an_endless_cell_is_interrupted_at_its_timeout(resources):
-    course, outcomes = resources
-    assert "CellTimeoutError" in graded_outputs(course, "honest-then-infinite-loop") or \
-        "KeyboardInterrupt" in graded_outputs(course, "honest-then-infinite-loop")
-    assert outcomes["honest-then-infinite-loop"].seconds < WALL_CLOCK + 30
-
-
-@pytest.mark.parametrize("student, why", [
-    ("honest-then-sleeps-10-minutes", f"ran past its {CELL_TIMEOUT} s limit and ignored the interrupt"),
-    ("honest-then-slow-cells", f"ran past its wall clock of {WALL_CLOCK} s"),
-])
-@pytest.mark.xdist_group("hostile-resources")  # its own worker: it waits on the clock
-def test_a_kernel_that_will_not_stop_costs_only_the_cells_after(resources, student, why):
-    """Plain nbgrader discards a submission whose cell ignores the interrupt; a notebook of slow
-    cells would run for as long as it likes. Here the kernel is stopped, and the cells before keep
-    their scores."""
-    from bertlab_grader import grade_report
-
-    course, outcomes = resources
-    kept = {k for k, c in course_fixture.scores(course, ASSIGNMENT, student).items() if c.score}
-    assert kept == FIRST_TESTS, "the cells before keep their scores"
-    assert why in graded_outputs(course, student)
-    assert outcomes[student].seconds < WALL_CLOCK + 60, "not ten minutes"
-    rows = {r["student"]: r for r in grade_report.report(course, ASSIGNMENT)}
-    assert "kernel died" in rows[student]["flags"] and rows["honest"]["flags"] == ""
-
-
-@pytest.mark.xdist_group("hostile-resources")  # its own worker: it waits on the clock
-def test_200_mb_of_output_is_cut_to_the_cap(resources):
-    course, _ = resources
-    path = course / "autograder" / "autograded" / "honest-prints-200-MB" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-    assert path.stat().st_size < 1_500_000 and "the grader cut the output here" in path.read_text()
-
-
-@pytest.mark.xdist_group("hostile-resources")  # its own worker: it waits on the clock
-def test_the_network_is_off(resources):
-    if not sandboxed():
-        pytest.skip("no bwrap (apt install bubblewrap): the autograder runs kernels unsandboxed")
-    course, _ = resources
-    text = graded_outputs(course, "honest-tries-the-network")
-    assert text.count("no network:") == 3 and "reached" not in text, text
