@@ -20,7 +20,7 @@ to ``_build/html/_static/live``):
   ``book/live/*.mjs``.
 
 It fails when the shipped file's top-1 agrees with PyTorch's on fewer than :data:`MIN_AGREEMENT`
-of the probe sentences (:mod:`bertlab.probes`). Needs the book's lock (onnx, onnxruntime); no
+of the probe sentences (:mod:`bertlab.probes`). The ONNX steps are :mod:`reference.web_onnx`'s. Needs the book's lock (onnx, onnxruntime); no
 student or grader install imports it.
 """
 
@@ -35,10 +35,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
-from reference import web_sampler
 from bertlab.probes import PROBES
+from reference import web_sampler
+from reference.web_onnx import (OPSET, agreement, embedding_copies, export_onnx, load_torch, quantize_int8, run,
+                                 session, store_fp16, torch_top1)
 
 REPO = Path(__file__).resolve().parents[2]  # book/reference/web_models.py
 PAGES_JS = REPO / "book" / "live"
@@ -46,7 +46,6 @@ ORT_DIST = PAGES_JS / "node_modules" / "onnxruntime-web" / "dist"
 #: onnxruntime-web's wasm-only ES module (its glue inside) and the plain, single-thread-capable binary.
 ORT_FILES = ("ort.wasm.bundle.min.mjs", "ort-wasm-simd-threaded.wasm")
 MIN_AGREEMENT = 0.95
-OPSET = 17
 #: Chapter 4's examples: its flagship sentence, then the two of "Fill in the blank is not generation".
 FILL_EXAMPLES = ("The capital of France is [MASK].", "The [MASK] barked in the garden all morning.",
                  "The [MASK] sang in the garden all morning.", "She drinks a cup of [MASK] every morning.")
@@ -60,125 +59,6 @@ CANVAS_N, CANVAS_K, CANVAS_SEED = 12, 6, 0
 def manifest_key(weights_dir: Path) -> str:
     """The first 16 hex digits of the manifest's sha256: the course cache's folder name."""
     return hashlib.sha256((Path(weights_dir) / "manifest.json").read_bytes()).hexdigest()[:16]
-
-
-def load_torch(path: str):
-    """The ``BertForMaskedLM`` in eval mode with eager attention (it traces to plain ONNX ops)."""
-    from transformers import AutoModelForMaskedLM
-
-    return AutoModelForMaskedLM.from_pretrained(path, attn_implementation="eager").eval()
-
-
-def export_onnx(model, dest: Path) -> None:
-    """``torch.onnx.export`` (TorchScript path: no onnxscript needed) with dynamic batch and length."""
-    import torch
-
-    class Logits(torch.nn.Module):  # one output, named as transformers.js and our modules read it
-        def __init__(self, inner):
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, input_ids, attention_mask, token_type_ids):
-            return self.inner(input_ids=input_ids, attention_mask=attention_mask,
-                              token_type_ids=token_type_ids).logits      # [B, T, V]
-
-    ids = torch.tensor([[101, 1996, 103, 2003, 102]])                       # [1, 5]
-    names = ["input_ids", "attention_mask", "token_type_ids"]
-    axes = {n: {0: "batch", 1: "sequence"} for n in names} | {"logits": {0: "batch", 1: "sequence"}}
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the TorchScript exporter's DeprecationWarning
-        torch.onnx.export(Logits(model), (ids, torch.ones_like(ids), torch.zeros_like(ids)), str(dest),
-                          input_names=names, output_names=["logits"], dynamic_axes=axes,
-                          opset_version=OPSET, dynamo=False)
-
-
-def embedding_copies(path: Path, vocab_size: int, hidden: int) -> int:
-    """How many times the graph stores the tied word-embedding matrix. The TorchScript exporter
-    folds the decoder's transpose into a second copy (optimum#1326)."""
-    import onnx
-
-    graph = onnx.load(str(path)).graph
-    return sum(1 for t in graph.initializer if int(np.prod(t.dims)) == vocab_size * hidden)
-
-
-def quantize_int8(src: Path, dest: Path) -> None:
-    """int8 weights, dynamic uint8 activations (onnxruntime's ``quantize_dynamic``; per channel and
-    reduce_range, the best of its options on the probes)."""
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    quantize_dynamic(str(src), str(dest), weight_type=QuantType.QInt8, per_channel=True, reduce_range=True,
-                     extra_options={"MatMulConstBOnly": True})
-
-
-def store_fp16(src: Path, dest: Path, min_size: int = 65536) -> None:
-    """Every large weight matrix stored in fp16 and cast back to fp32 in the graph, so the browser
-    computes in fp32 (fp16 kernels are slow on wasm: onnxruntime#14601). The decoder's transposed
-    copy of the tied word embeddings becomes a ``Transpose`` of the one table (optimum#1326)."""
-    import onnx
-    from onnx import helper, numpy_helper
-
-    model = onnx.load(str(src))
-    graph = model.graph
-    big = {t.name: numpy_helper.to_array(t) for t in graph.initializer
-           if t.data_type == onnx.TensorProto.FLOAT and len(t.dims) == 2 and np.prod(t.dims) >= min_size}
-    gathered = {n.input[0] for n in graph.node if n.op_type == "Gather"}
-    table = next(name for name in big if name in gathered)                 # [V, H] word embeddings
-    copies = [k for k, a in big.items() if k != table and a.shape == big[table].T.shape
-              and np.array_equal(a, big[table].T)]                           # [H, V] decoder weight
-    nodes, stored = [], []
-    for name, weight in big.items():
-        if name in copies:
-            continue
-        stored.append(numpy_helper.from_array(weight.astype(np.float16), f"{name}_fp16"))
-        nodes.append(helper.make_node("Cast", [f"{name}_fp16"], [name], to=onnx.TensorProto.FLOAT))
-    nodes += [helper.make_node("Transpose", [table], [name], perm=[1, 0]) for name in copies]
-    kept = [t for t in graph.initializer if t.name not in big]
-    del graph.initializer[:]
-    graph.initializer.extend(kept + stored)
-    old = list(graph.node)
-    del graph.node[:]
-    graph.node.extend(nodes + old)
-    onnx.save(model, str(dest))
-
-
-def session(path: Path):
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-
-
-def run(sess, ids: list[int], types: list[int] | None = None) -> np.ndarray:
-    """Logits [T, V] for one sequence."""
-    a = np.array([ids], dtype=np.int64)
-    t = np.array([types if types is not None else [0] * len(ids)], dtype=np.int64)
-    return sess.run(["logits"], {"input_ids": a, "attention_mask": np.ones_like(a), "token_type_ids": t})[0][0]
-
-
-def torch_top1(model, tokenizer) -> list[int]:
-    """PyTorch's top-1 id at the [MASK] of each probe sentence. Taken before exporting: the model
-    answers differently once ``torch.onnx.export`` has traced it (seen with torch 2.13)."""
-    import torch
-
-    out = []
-    for probe in PROBES:
-        ids = tokenizer(probe.text)["input_ids"]
-        with torch.no_grad():
-            logits = model(input_ids=torch.tensor([ids])).logits[0]                 # [T, V]
-        out.append(int(logits[ids.index(tokenizer.mask_token_id)].argmax()))
-    return out
-
-
-def agreement(want: list[int], sess, tokenizer) -> float:
-    """Share of the probe sentences whose top-1 at the [MASK] is ``want``'s (PyTorch's)."""
-    same = 0
-    for probe, top1 in zip(PROBES, want):
-        ids = tokenizer(probe.text)["input_ids"]
-        same += int(run(sess, ids)[ids.index(tokenizer.mask_token_id)].argmax()) == top1
-    return same / len(PROBES)
 
 
 def build_model(name: str, path: str, weights_dir: Path, models_dir: Path, tokenizer) -> dict:
