@@ -18,11 +18,15 @@ Its parts, one idea each:
 - :mod:`~bertlab_grader.records`: what grading one submission produced (one shape for both
   graders) and the one process that writes it into the gradebook;
 - :mod:`~bertlab_grader.guarded_execute`: nbgrader's ``Execute`` as the course grades with it
-  (sandboxed, fingerprinted, capped; a dead kernel costs the cells from that point);
+  (sandboxed, fingerprinted, capped; a dead kernel costs the cells from that point), on
+  :mod:`~bertlab_grader.bounded_execute` (its wall clock and output budget);
 - :mod:`~bertlab_grader.sandbox` (bubblewrap, no network: the command line in
-  :mod:`~bertlab_grader.sandbox.bwrap`, the kernel manager in :mod:`~bertlab_grader.sandbox.manager`),
+  :mod:`~bertlab_grader.sandbox.bwrap`, what it lets a kernel see in
+  :mod:`~bertlab_grader.sandbox.allowed`, the kernel manager in :mod:`~bertlab_grader.sandbox.manager`),
   :mod:`~bertlab_grader.kernel_limits` (memory and process caps), :mod:`~bertlab_grader.kernel_guard`
-  (the fingerprint; it runs inside the student's kernel, so it imports the standard library only),
+  (the fingerprint) and :mod:`~bertlab_grader.kernel_origins` (where the oracles and graded
+  functions come from; both run inside the student's kernel, so they import the standard library
+  only),
   :mod:`~bertlab_grader.warm` (kernels forked from one process that imported torch and transformers
   once: its protocol, zygote, stub and pool);
 - :mod:`~bertlab_grader.feedback_redaction`: no hidden test in the feedback;

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from bertlab_grader import layout
 from bertlab_grader.kernel_limits import hard_caps
-from bertlab_grader.sandbox import bwrap
+from bertlab_grader.sandbox import allowed, bwrap
 from bertlab_grader.sandbox.settings import Sandbox
 
 PROBE = """
@@ -78,8 +78,8 @@ def report(course: Path) -> tuple[list[str], bool]:
     if mode == "off" or problem:
         return lines, ok
     with tempfile.TemporaryDirectory(prefix="bertlab-doctor-") as folder:
-        readable = bwrap.readable_paths(settings.readable_folders())
-        environment = bwrap.kept_environment(dict(os.environ), settings.environment)
+        readable = allowed.readable_paths(settings.readable_folders())
+        environment = allowed.kept_environment(dict(os.environ), settings.environment)
         gradebook = layout.sqlite_file(layout.gradebook_url(course)) or Path("/nonexistent")
         cmd = bwrap.sandbox_command([sys.executable, "-c", PROBE, str(course), str(Path.home()), str(gradebook)],
                                     writable=Path(folder), readable=readable, bwrap=bwrap.bwrap_path(),

@@ -25,6 +25,9 @@
 - caps the output a notebook keeps in bytes, over every output type (nbgrader's ``LimitOutput``
   counts lines, so one 100 MB line passed it), with a note where it cut.
 
+The time and output bounds are :class:`bertlab_grader.bounded_execute.BoundedExecute`'s, which
+this class extends.
+
 Explained for instructors in ``docs/instructors.md``; ``tests/grader/test_hostile.py`` grades submissions
 that try each of these.
 """
@@ -33,19 +36,18 @@ from __future__ import annotations
 
 import ast
 import json
-import math
 import re
-import time
 
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
-from jupyter_core.utils import ensure_async, run_sync
-from nbgrader.preprocessors import Execute
+from jupyter_core.utils import run_sync
 from nbgrader.utils import is_grade, is_solution
-from traitlets import Integer, List, Unicode
+from traitlets import List, Unicode
 
+from bertlab_grader.bounded_execute import BoundedExecute
 from bertlab_grader.feedback_redaction import NOTICES_KEY
-from bertlab_grader.kernel_guard import answer_key_probe, differences, library_origins, state_probe
+from bertlab_grader.kernel_guard import differences, state_probe
+from bertlab_grader.kernel_origins import answer_key_probe, library_origins
 from bertlab_grader.sandbox.manager import SandboxedKernelManager
 
 
@@ -75,9 +77,10 @@ def error_output(ename: str, why: str, cell: NotebookNode | None = None) -> Note
     return NotebookNode(output_type="error", ename=ename, evalue=why, traceback=[f"{ename}: {why}"])
 
 
-class GuardedExecute(Execute):
+class GuardedExecute(BoundedExecute):
     """nbgrader's ``Execute``: sandboxed kernels, fingerprinted around every test cell; a dead
-    kernel costs the cells from that point; output capped in bytes (see the module docstring)."""
+    kernel costs the cells from that point; time and output bounded by :class:`BoundedExecute`
+    (see the module docstring)."""
 
     _prepared: set = set()  # the prepare functions this process has called
 
@@ -92,22 +95,6 @@ class GuardedExecute(Execute):
         "(\"transformers.models.bert.modeling_bert:BertSelfAttention.forward\"). Whenever a kernel has "
         "imported an oracle's module, the oracle must still be defined where the library defines it, "
         "as in the grader's own process; a test cell run after one was replaced scores 0."))
-
-    output_limit = Integer(1_000_000, config=True, help=(
-        "Bytes of output (streams, displays, errors) one notebook may keep; what comes after is "
-        "dropped, with a note in the notebook and its feedback (nbgrader's LimitOutput counts lines, "
-        "so one 100 MB line passed it). Errors are always kept, cut to 10 kB, so a failed test fails."))
-
-    notebook_timeout = Integer(600, config=True, help=(
-        "Seconds one notebook may run in all, counted once its kernel is up (its wall clock; 0: no "
-        "limit). At that point its kernel "
-        "is stopped: the cell running and every later one score 0, the cells before keep their scores. "
-        "A single cell's limit is `timeout` (it is interrupted, and the notebook goes on)."))
-
-    interrupt_grace = Integer(30, config=True, help=(
-        "Seconds a cell interrupted at its timeout has to stop; a kernel still busy after that "
-        "ignores the interrupt and is stopped: that cell and every later one score 0. (nbclient would "
-        "wait `iopub_timeout` for the interrupted cell's last outputs; this wait replaces it.)"))
 
     answer_key_packages = List(Unicode(), default_value=[], config=True, help=(
         "Top-level packages whose objects a graded function may not be: the course's own package, "
@@ -127,10 +114,6 @@ class GuardedExecute(Execute):
     def preprocess(self, nb, resources=None, km=None):
         self._baseline = None  # one notebook, one fresh kernel, one baseline
         self._died_in = None  # the index of the cell the kernel died in
-        self._stopped_because = None  # why the grader stopped the kernel, when it did
-        self._output_bytes, self._output_cut = 0, False
-        self._deadline = None  # set once its kernel is up: starting the kernel (and, for the first
-        # notebook a grader process grades, the warm-kernel zygote) is the grader's time, not the notebook's
         for spec in self.prepare:
             if spec not in GuardedExecute._prepared:
                 call(spec)
@@ -161,44 +144,6 @@ class GuardedExecute(Execute):
             except SyntaxError:
                 pass
         return sorted(names)
-
-    def _get_timeout(self, cell):
-        """A cell's (or a fingerprint's) wait: its own timeout, never past the notebook's wall clock."""
-        timeout = super()._get_timeout(cell)
-        deadline = getattr(self, "_deadline", None)
-        if deadline is None:
-            return timeout
-        left = max(1, math.ceil(deadline - time.monotonic()))
-        return left if timeout is None else min(timeout, left)
-
-    def _past_deadline(self) -> bool:
-        deadline = getattr(self, "_deadline", None)
-        return deadline is not None and time.monotonic() >= deadline - 0.5
-
-    async def _stop_kernel(self, why: str) -> None:
-        """Kill the kernel's process tree (it may ignore interrupts), remember why, and raise
-        DeadKernelError: the cell it was in and every later one score 0."""
-        self._stopped_because = why
-        watch = getattr(self.km, "watch", None)
-        if watch is not None:
-            watch.kill(why)
-        else:
-            await ensure_async(self.km.shutdown_kernel(now=True))
-        raise DeadKernelError(why)
-
-    def _wall_clock(self) -> str:
-        return f"the notebook ran past its wall clock of {self.notebook_timeout} s"
-
-    async def _async_handle_timeout(self, timeout, cell=None):
-        if self._past_deadline():
-            await self._stop_kernel(self._wall_clock())
-        self._interrupted_after = timeout
-        reply = await super()._async_handle_timeout(timeout, cell)
-        # nbclient now waits iopub_timeout for the interrupted cell's last outputs (its idle status):
-        # that wait is the kernel's grace; past it nbclient raises CellTimeoutError (preprocess_cell).
-        # Set back after the cell.
-        self.iopub_timeout = self.interrupt_grace
-        return reply
 
     def _fingerprint(self, probe: str | None = None):
         """The kernel's fingerprint now (or the JSON that another ``probe`` returns), or (None, why not)."""
@@ -251,42 +196,9 @@ class GuardedExecute(Execute):
             "one score 0; the cells before it keep their scores", cell))
         return cell, resources
 
-    def output(self, outs, msg, display_id, cell_index):
-        """nbclient's handler of one output message, within the notebook's byte budget."""
-        content = msg.get("content", {})
-        if msg.get("msg_type") == "error":  # always kept: a test cell fails by its error
-            content["evalue"] = str(content.get("evalue", ""))[:10_000]
-            content["traceback"] = [str(line)[:10_000] for line in content.get("traceback", [])[:50]]
-            return super().output(outs, msg, display_id, cell_index)
-        size = len(json.dumps(content, default=str))
-        if self._output_bytes + size > self.output_limit:
-            if not self._output_cut:
-                self._output_cut = True
-                outs.append(NotebookNode(output_type="stream", name="stderr", text=(
-                    f"[the grader cut the output here: the notebook printed more than {self.output_limit:,} "
-                    "bytes; only its tests' results count]\n")))
-            return None
-        self._output_bytes += size
-        return super().output(outs, msg, display_id, cell_index)
-
-    def _update_display_id(self, display_id, msg):
-        """``update_display`` rewrites an earlier output in place, outside :meth:`output`: the same budget."""
-        size = len(json.dumps(msg.get("content", {}), default=str))
-        if self._output_bytes + size > self.output_limit:
-            if not self._output_cut and display_id in self._display_id_map:
-                self._output_cut = True
-                first = next(iter(self._display_id_map[display_id]))
-                self.nb.cells[first].outputs.append(NotebookNode(output_type="stream", name="stderr", text=(
-                    f"[the grader cut the output here: the notebook printed more than {self.output_limit:,} "
-                    "bytes; only its tests' results count]\n")))
-            return None
-        self._output_bytes += size
-        return super()._update_display_id(display_id, msg)
-
     def _preprocess_cell(self, cell, resources, index):
         if self._baseline is None:  # a fresh kernel, before any cell of the notebook runs
-            if self.notebook_timeout:
-                self._deadline = time.monotonic() + self.notebook_timeout
+            self._start_clock()
             self._baseline, why = self._fingerprint()
             if self._baseline is None:
                 raise RuntimeError(f"the grader could not fingerprint a fresh kernel: {why}")

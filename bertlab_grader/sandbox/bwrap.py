@@ -6,7 +6,8 @@ of things to hide):
 
 - the system's library and binary folders (:data:`SYSTEM`) and a few files of ``/etc``
   (:data:`ETC`: the dynamic loader's cache, users, time zone, certificates, fonts);
-- the Python environment's own files, each bound at its own path (:func:`readable_paths`: its
+- the Python environment's own files, each bound at its own path
+  (:func:`bertlab_grader.sandbox.allowed.readable_paths`: its
   prefixes, its site-packages, the package folders of editable installs): an environment that
   lies inside the course repository shows its own folder, never the repository around it;
 - the folders the course names as what its notebooks read (model caches: ``Sandbox.readable``);
@@ -18,7 +19,8 @@ Nothing else: no home folder, no course repository (``solutions/``, ``source/``,
 no socket of a database. The process gets its own PID, network, IPC and cgroup namespaces (it
 sees only its own ``/proc``, reaches no network, not even the grader's loopback), no
 capabilities, a hard cap on the size of any file it writes (``RLIMIT_FSIZE``), and only the
-environment variables :data:`ENVIRONMENT` (and the course's ``Sandbox.environment``) allow.
+environment variables :data:`bertlab_grader.sandbox.allowed.ENVIRONMENT` (and the course's
+``Sandbox.environment``) allow.
 
 :func:`why_unavailable` says whether ``bwrap`` can build that sandbox here; :func:`mode` reads
 ``BERTLAB_SANDBOX`` (``on``, the default, or its old name ``require``: every kernel in a sandbox,
@@ -30,7 +32,6 @@ kernel manager (:mod:`bertlab_grader.sandbox.manager`) and the warm kernels' poo
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import os
 import shutil
@@ -38,9 +39,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bertlab_grader.sandbox.allowed import kept_environment
+
 ENV_VAR = "BERTLAB_SANDBOX"  # the default of c.Sandbox.mode (bertlab_grader.sandbox.settings)
 MODES = ("on", "require", "off")  # on (default) = require: sandboxed or refused; off: no sandbox
-PACKAGE = Path(__file__).resolve().parents[1]  # bertlab_grader/, whose kernel_guard the probe imports in the kernel
 
 #: The system's library and binary folders (a merged-/usr system has symlinks for all but /usr).
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
@@ -50,16 +52,6 @@ SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
 ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "timezone", "passwd",
        "group", "nsswitch.conf", "host.conf", "hosts", "ssl", "ca-certificates", "fonts", "mime.types",
        "os-release", "debian_version", f"python{sys.version_info.major}.{sys.version_info.minor}")
-
-#: The environment variables a kernel keeps (shell patterns); every other one is removed (a
-#: gradebook URL with its password, the instructor's paths). A course adds its own
-#: (``c.Sandbox.environment``: the variables that choose its models, say).
-ENVIRONMENT = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "LC_*", "TZ", "TERM",
-               "PYTHONHASHSEED", "PYTHONIOENCODING", "PYTHONUNBUFFERED", "PYTHONWARNINGS", "PYTHONDONTWRITEBYTECODE",
-               "HF_HUB_OFFLINE", "HF_HUB_DISABLE_*", "HF_DATASETS_OFFLINE", "HF_HOME", "HF_HUB_CACHE",
-               "TRANSFORMERS_*", "TOKENIZERS_PARALLELISM", "TORCH_*", "CUDA_VISIBLE_DEVICES",
-               "OMP_*", "MKL_*", "OPENBLAS_*", "KMP_*", "MPLBACKEND", "XDG_CACHE_HOME", "NBGRADER_EXECUTION",
-               "PYDEVD_DISABLE_FILE_VALIDATION", "JPY_SESSION_NAME")
 
 #: Where, inside the sandbox, the submission's folder is seen read-only before its copy is made.
 ORIGINAL = "/run/bertlab/original"
@@ -87,53 +79,6 @@ LAUNCHER = (
     "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
     "os.execv(sys.argv[2], sys.argv[2:])"
 )
-
-
-def editable_packages() -> list[Path]:
-    """The folders of the top-level packages installed in this environment in editable mode (their
-    code lives in a checkout, not in the environment), found from the installed metadata without
-    importing them."""
-    import importlib.metadata
-    import importlib.util
-    import json
-
-    folders = []
-    for dist in importlib.metadata.distributions():
-        try:
-            editable = json.loads(dist.read_text("direct_url.json") or "{}").get("dir_info", {}).get("editable")
-        except ValueError:
-            continue
-        for name in (dist.read_text("top_level.txt") or "").split() if editable else ():
-            spec = importlib.util.find_spec(name) if name.isidentifier() else None
-            for location in (spec.submodule_search_locations or []) if spec else []:
-                folders.append(Path(location).resolve())
-    return sorted(set(folders))
-
-
-def environment_folders() -> list[Path]:
-    """The Python environment's own folders: its prefixes and every site-packages folder on
-    ``sys.path`` (one a ``.pth`` file added included), never the current folder ``python -m``
-    put first on the path."""
-    folders = {Path(p).resolve() for p in {sys.prefix, sys.base_prefix, sys.exec_prefix}}
-    for entry in sys.path:
-        if entry and Path(entry).name in {"site-packages", "dist-packages"} and Path(entry).is_dir():
-            folders.add(Path(entry).resolve())
-    return sorted(folders)
-
-
-def readable_paths(extra: list[Path] | tuple[Path, ...] = ()) -> list[Path]:
-    """What every sandbox binds read-only besides the system: the grader's package, the Python
-    environment (:func:`environment_folders`), the folders of the packages installed in it in
-    editable mode, and ``extra`` (the course's model caches, say) where they exist."""
-    found = {PACKAGE, *environment_folders(), *editable_packages()}
-    found |= {Path(p).resolve() for p in extra if Path(p).exists()}
-    return sorted(found)
-
-
-def kept_environment(environ: dict[str, str], patterns: list[str] | tuple[str, ...] = ()) -> dict[str, str]:
-    """The variables of ``environ`` a kernel keeps: those :data:`ENVIRONMENT` or ``patterns`` name."""
-    allowed = (*ENVIRONMENT, *patterns)
-    return {k: v for k, v in environ.items() if any(fnmatch.fnmatchcase(k, p) for p in allowed)}
 
 
 class SandboxUnavailable(RuntimeError):

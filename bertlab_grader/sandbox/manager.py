@@ -47,7 +47,7 @@ from pathlib import Path
 from jupyter_client.manager import AsyncKernelManager
 
 from bertlab_grader.kernel_limits import PIDS_HEADROOM, KernelWatch, process_tree
-from bertlab_grader.sandbox import bwrap
+from bertlab_grader.sandbox import allowed, bwrap
 from bertlab_grader.sandbox.cgroup import KernelCgroup
 from bertlab_grader.sandbox.settings import Sandbox
 from bertlab_grader.warm import pool, stub
@@ -77,7 +77,7 @@ class SandboxedKernelManager(AsyncKernelManager):
     _cgroup: KernelCgroup | None = None  # the kernel's hard caps, where cgroups can be made
     _cgroup_problem: str | None = None  # why not, said once per process
     oracles: tuple[str, ...] = ()  # c.GuardedExecute.oracles, set by GuardedExecute: a zygote reads where
-    oracle_origins: dict | None = None  # they are defined (kernel_guard.oracle_origins), for a warm kernel
+    oracle_origins: dict | None = None  # they are defined (kernel_origins.oracle_origins), for a warm kernel
 
     async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
         await super()._async_launch_kernel(kernel_cmd, **kw)
@@ -133,11 +133,11 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     def _readable(self) -> list[Path]:
         """What the kernel may read besides the system: the environment and the course's folders."""
-        return bwrap.readable_paths(self._settings().readable_folders())
+        return allowed.readable_paths(self._settings().readable_folders())
 
     def _environment(self) -> dict[str, str]:
         """The environment variables the kernel keeps (the grader's list and the course's)."""
-        return bwrap.kept_environment(dict((self._launch_args or {}).get("env") or os.environ),
+        return allowed.kept_environment(dict((self._launch_args or {}).get("env") or os.environ),
                                       self._settings().environment)
 
     def _new_cgroup(self) -> KernelCgroup | None:

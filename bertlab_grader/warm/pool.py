@@ -82,7 +82,7 @@ class Zygote:
         self.control = self.scratch / "control"
         self.busy = False
         self.failed_imports: list[str] = []
-        self.oracle_origins: dict[str, str | None] = {}  # kernel_guard.oracle_origins, as the zygote read them
+        self.oracle_origins: dict[str, str | None] = {}  # kernel_origins.oracle_origins, as the zygote read them
         read, self._lifeline = os.pipe()
         cmd = sandbox_command([sys.executable, "-m", ZYGOTE, str(self.control), str(read), *imports, "--", *oracles],
                               writable=self.scratch, readable=readable, bwrap=bwrap_path(),

@@ -4,7 +4,7 @@
 modules (the course's ``c.Sandbox.warm_imports``, passed on its command line) and
 :data:`KERNEL_IMPORTS`, prints :data:`bertlab_grader.warm.protocol.READY` with the imports that
 failed and where each oracle (``c.GuardedExecute.oracles``) is defined, read before any kernel
-exists (:func:`bertlab_grader.kernel_guard.oracle_origins`: the grader's own process need not
+exists (:func:`bertlab_grader.kernel_origins.oracle_origins`: the grader's own process need not
 import the libraries to know), then listens on the Unix socket ``CONTROL`` for the
 grader's stubs (:mod:`bertlab_grader.warm.stub`), one kernel at a time: it forks the child, which
 becomes the kernel a fresh ``python -m ipykernel_launcher`` would be, and reports its exit status.
@@ -244,7 +244,7 @@ def serve(control: str, lifeline: int, imports: list[str] | tuple[str, ...] = ()
     defined, then fork a kernel for each stub that connects."""
     import importlib
 
-    from bertlab_grader.kernel_guard import oracle_origins
+    from bertlab_grader.kernel_origins import oracle_origins
 
     _set_dumpable(False)
     failed = []

@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from bertlab_grader import feedback_redaction, kernel_guard
+from bertlab_grader import feedback_redaction, kernel_guard, kernel_origins
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -65,7 +65,7 @@ def test_the_fingerprint_sees_a_replaced_function(monkeypatch):
 def test_oracles_must_stay_the_librarys_own(monkeypatch):
     from transformers.models.bert import modeling_bert
 
-    library = kernel_guard.oracle_origins(ORACLES, import_missing=True)
+    library = kernel_origins.oracle_origins(ORACLES, import_missing=True)
     assert None not in library.values(), [n for n, o in library.items() if o is None]
     base = fingerprint()
     assert kernel_guard.differences(base, fingerprint(), library) == []
@@ -97,7 +97,7 @@ def test_a_tensor_type_that_answers_comparisons_itself_is_named():
     found = " ".join(kernel_guard.differences(base, fingerprint()))
     assert "decide their own comparisons" in found and "Agreeable" in found, found  # ...and is seen
     # torch's own subclasses (nn.Parameter, FakeTensor, ...) are not named
-    assert [name.rsplit(".", 1)[-1] for name in kernel_guard.lying_types()] == ["Agreeable"]
+    assert [name.rsplit(".", 1)[-1] for name in kernel_origins.lying_types()] == ["Agreeable"]
 
 
 def test_redaction_removes_outputs_that_quote_hidden_tests():
@@ -235,17 +235,17 @@ def test_an_installed_packages_own_array_types_are_not_named_but_a_disguised_one
     import numpy as np
     import scipy.io.matlab  # noqa: F401  (defines MatlabObject, an ndarray subclass with hooks)
 
-    assert not [t for t in kernel_guard.lying_types() if "scipy" in t], "a library's type is not the notebook's"
+    assert not [t for t in kernel_origins.lying_types() if "scipy" in t], "a library's type is not the notebook's"
 
     class Disguised(np.ndarray):
         def __eq__(self, other):
             return True
 
     Disguised.__module__, Disguised.__qualname__ = "scipy.io.matlab", "MatlabObject2"
-    assert "scipy.io.matlab.MatlabObject2" in kernel_guard.lying_types()
+    assert "scipy.io.matlab.MatlabObject2" in kernel_origins.lying_types()
     del Disguised
     gc.collect()  # __subclasses__ holds weak references: later tests see no trace of it
-    assert "scipy.io.matlab.MatlabObject2" not in kernel_guard.lying_types()
+    assert "scipy.io.matlab.MatlabObject2" not in kernel_origins.lying_types()
 
 
 def test_the_part_that_runs_in_a_students_kernel_imports_the_standard_library_only():
@@ -273,12 +273,12 @@ def test_a_graded_function_from_the_course_package_is_named():
 
     namespace = {"pad_batch": mine, "top_k": bertlab.models.describe, "segment_ids": functools.partial(bertlab.models.describe),
                  "word_vector": bertlab.models.ModelNotAvailableError}
-    found = json.loads(kernel_guard.answer_key_objects(namespace, ["pad_batch", "top_k", "segment_ids", "word_vector",
+    found = json.loads(kernel_origins.answer_key_objects(namespace, ["pad_batch", "top_k", "segment_ids", "word_vector",
                                                                    "absent"], ["bertlab"]))
     assert found == ["top_k is bertlab.models.encoder.describe", "segment_ids is bertlab.models.encoder.describe",
                      "word_vector is bertlab.models.resolve.ModelNotAvailableError"], found
-    assert json.loads(kernel_guard.answer_key_objects(namespace, ["top_k"], ["reference"])) == []
-    probe = kernel_guard.answer_key_probe(["top_k"], ["bertlab"])
+    assert json.loads(kernel_origins.answer_key_objects(namespace, ["top_k"], ["reference"])) == []
+    probe = kernel_origins.answer_key_probe(["top_k"], ["bertlab"])
     assert json.loads(eval(probe, namespace)) == ["top_k is bertlab.models.encoder.describe"]
 
     notebook = nbformat.v4.new_notebook(cells=[

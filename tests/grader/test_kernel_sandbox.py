@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bertlab_grader.sandbox import bwrap, manager
+from bertlab_grader.sandbox import allowed, bwrap, manager
 
 
 async def run(kc, code: str) -> str:
@@ -56,7 +56,7 @@ def test_a_sandboxed_process_has_no_capabilities(tmp_path):
     the read-only course read-write."""
     needs_bwrap()
     cmd = bwrap.sandbox_command(["grep", "CapEff", "/proc/self/status"], writable=tmp_path,
-                                readable=bwrap.readable_paths(), bwrap=bwrap.bwrap_path())
+                                readable=allowed.readable_paths(), bwrap=bwrap.bwrap_path())
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
     assert done.stdout.split() == ["CapEff:", "0000000000000000"], done
 
@@ -65,8 +65,8 @@ def test_a_kernel_keeps_only_the_variables_it_is_allowed():
     environ = {"PATH": "/usr/bin", "HF_HUB_OFFLINE": "1", "LC_ALL": "C", "BERTLAB_MODEL": "x",
                "BERTLAB_GRADEBOOK_URL": "postgresql://grader:secret@db/course", "VIRTUAL_ENV": "/home/me/course/.venv",
                "PWD": "/home/me/course", "AWS_SECRET_ACCESS_KEY": "k"}
-    assert bwrap.kept_environment(environ) == {"PATH": "/usr/bin", "HF_HUB_OFFLINE": "1", "LC_ALL": "C"}
-    assert "BERTLAB_MODEL" in bwrap.kept_environment(environ, ["BERTLAB_MODEL"])
+    assert allowed.kept_environment(environ) == {"PATH": "/usr/bin", "HF_HUB_OFFLINE": "1", "LC_ALL": "C"}
+    assert "BERTLAB_MODEL" in allowed.kept_environment(environ, ["BERTLAB_MODEL"])
 
 
 def test_bad_mode_says_what_to_use(monkeypatch):
@@ -123,7 +123,7 @@ def attempt(path):  # opening for append writes nothing, but needs a writable fi
         return "refused"
 with open("here.txt", "w") as f:
     f.write("x")
-print(attempt({str(bwrap.PACKAGE / '__init__.py')!r}), attempt("/tmp/scratch"), attempt("/new"))
+print(attempt({str(allowed.PACKAGE / '__init__.py')!r}), attempt("/tmp/scratch"), attempt("/new"))
 print([os.path.exists(p) for p in ({str(course / 'solutions')!r}, {str(course / 'autograder' / 'gradebook.db')!r},
        {str(course / 'notes.txt')!r}, {str(course / 'autograder' / 'autograded' / 'bob')!r}, {str(Path.home())!r} + "/.bashrc")])
 print(sorted(os.listdir(".")), sorted(os.listdir({str(course)!r})))
@@ -132,7 +132,7 @@ try:
 except OSError as exc:
     print(type(exc).__name__, exc.errno)
 """
-    cmd = bwrap.sandbox_command([sys.executable, "-c", script], writable=own, readable=bwrap.readable_paths(),
+    cmd = bwrap.sandbox_command([sys.executable, "-c", script], writable=own, readable=allowed.readable_paths(),
                                 bwrap=bwrap.bwrap_path(), work_bytes=2 * 2**20, file_bytes=2**30)
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.split("\n")
     assert out[0] == "refused opened refused", out  # all read-only but /tmp (private) and its own folder
@@ -146,7 +146,7 @@ except OSError as exc:
 def test_no_file_grows_past_the_file_cap(tmp_path):
     needs_bwrap()
     script = "try:\n    open('/tmp/big', 'wb').write(b'x' * 3 * 2**20)\nexcept OSError as exc:\n    print(exc.errno)"
-    cmd = bwrap.sandbox_command([sys.executable, "-c", script], writable=tmp_path, readable=bwrap.readable_paths(),
+    cmd = bwrap.sandbox_command([sys.executable, "-c", script], writable=tmp_path, readable=allowed.readable_paths(),
                                 bwrap=bwrap.bwrap_path(), file_bytes=2**20)
     assert subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip() == "27"  # EFBIG
 
@@ -199,9 +199,9 @@ def test_editable_packages_are_bound_but_not_their_checkout():
     its solutions."""
     import bertlab
 
-    readable = bwrap.readable_paths()
+    readable = allowed.readable_paths()
     assert Path(bertlab.__file__).resolve().parent in readable  # the course, installed editable here
     assert not any(p in readable for p in Path(sys.prefix).resolve().parents), "never a folder around the venv"
-    assert bwrap.PACKAGE in readable and Path(sys.prefix).resolve() in readable
+    assert allowed.PACKAGE in readable and Path(sys.prefix).resolve() in readable
     checkout = Path(__file__).resolve().parents[2]
     assert checkout not in readable and checkout / "solutions" not in readable

@@ -10,7 +10,7 @@ import socket
 import pytest
 from traitlets.config import Config
 
-from bertlab_grader import kernel_guard
+from bertlab_grader import kernel_origins
 from bertlab_grader.sandbox import manager
 from bertlab_grader.warm import pool
 from bertlab_grader.warm import zygote as zygote_server
@@ -61,7 +61,7 @@ def test_warm_kernels_start_imported_and_leave_nothing_behind(tmp_path, monkeypa
         try:
             await kc.wait_for_ready(timeout=120)
             warm, zygote = km._warm is not None, km._warm
-            assert km.oracle_origins == kernel_guard.oracle_origins(ORACLES, import_missing=True), (
+            assert km.oracle_origins == kernel_origins.oracle_origins(ORACLES, import_missing=True), (
                 "the zygote told the grader other origins than the libraries' own")
             out = await run(kc, code)
         finally:
