@@ -42,49 +42,81 @@ c.GuardedExecute.prepare = ["bertlab.models:prepare_all"]
 # - what every course notebook's first cell imports, imported once by the warm-kernel zygote
 #   that forks each grading kernel (bertlab_grader.warm);
 c.Sandbox.warm_imports = [
-    "numpy", "torch", "transformers", "transformers.modeling_utils",
-    "transformers.models.auto.modeling_auto", "transformers.models.auto.tokenization_auto",
-    "transformers.models.bert.modeling_bert", "transformers.models.bert.tokenization_bert",
+    "numpy",
+    "torch",
+    "transformers",
+    "transformers.modeling_utils",
+    "transformers.models.auto.modeling_auto",
+    "transformers.models.auto.tokenization_auto",
+    "transformers.models.bert.modeling_bert",
+    "transformers.models.bert.tokenization_bert",
 ]
 # - what a kernel may read besides the system and the Python environment (its sandbox shows
 #   nothing else of the machine: no home folder, no course repository, no gradebook): the model
 #   cache and any model folder a variable names; and the variables that name the models;
 c.Sandbox.readable = ["bertlab.models:kernel_folders"]
-c.Sandbox.environment = ["BERTLAB_MODEL", "BERTLAB_DECODER", "BERTLAB_BERT2BERT", "BERTLAB_DIFFUSION",
-                         "BERTLAB_CACHE"]
+c.Sandbox.environment = [
+    "BERTLAB_MODEL",
+    "BERTLAB_DECODER",
+    "BERTLAB_BERT2BERT",
+    "BERTLAB_DIFFUSION",
+    "BERTLAB_CACHE",
+]
 # - the library code the tests take their expected values from ("module:attribute.path"):
 #   transformers' BERT modules, pipelines and collator, torch's functional ops. Whenever a kernel
 #   has imported one's module, it must still be the library's own function; pointing one at the
 #   student's code would make every comparison with it pass.
 c.GuardedExecute.oracles = [
-    *(f"torch:{n}" for n in (
-        "softmax log_softmax argmax argsort topk bincount where matmul stack cat full_like zeros_like "
-        "ones_like randn rand randint manual_seed Generator autograd.grad "
-        "nn.functional.scaled_dot_product_attention nn.functional.cosine_similarity "
-        "nn.functional.cross_entropy nn.functional.softmax nn.functional.linear nn.functional.layer_norm "
-        "nn.functional.embedding nn.functional.gelu nn.functional.dropout nn.utils.rnn.pad_sequence "
-        "nn.Module.__call__ nn.Module._call_impl nn.Linear.forward nn.LayerNorm.forward "
-        "nn.Embedding.forward nn.Dropout.forward"
-    ).split()),
-    *(f"transformers.models.bert.modeling_bert:{c}.forward" for c in (
-        "BertEmbeddings BertSelfAttention BertSelfOutput BertAttention BertIntermediate BertOutput "
-        "BertLayer BertEncoder BertPooler BertModel BertPredictionHeadTransform BertLMPredictionHead "
-        "BertOnlyMLMHead BertForMaskedLM BertForSequenceClassification BertForTokenClassification "
-        "BertForQuestionAnswering"
-    ).split()),
-    *(f"transformers:{n}" for n in (  # what ``from transformers import ...`` hands a test
-        "BertModel.forward BertForMaskedLM.forward BertConfig.__init__ AutoModel.from_pretrained "
-        "AutoModelForMaskedLM.from_pretrained AutoTokenizer.from_pretrained "
-        "DataCollatorForLanguageModeling.torch_mask_tokens pipeline"
-    ).split()),
+    *(
+        f"torch:{n}"
+        for n in (
+            "softmax log_softmax argmax argsort topk bincount where matmul stack cat full_like zeros_like "
+            "ones_like randn rand randint manual_seed Generator autograd.grad "
+            "nn.functional.scaled_dot_product_attention nn.functional.cosine_similarity "
+            "nn.functional.cross_entropy nn.functional.softmax nn.functional.linear nn.functional.layer_norm "
+            "nn.functional.embedding nn.functional.gelu nn.functional.dropout nn.utils.rnn.pad_sequence "
+            "nn.Module.__call__ nn.Module._call_impl nn.Linear.forward nn.LayerNorm.forward "
+            "nn.Embedding.forward nn.Dropout.forward"
+        ).split()
+    ),
+    *(
+        f"transformers.models.bert.modeling_bert:{c}.forward"
+        for c in (
+            "BertEmbeddings BertSelfAttention BertSelfOutput BertAttention BertIntermediate BertOutput "
+            "BertLayer BertEncoder BertPooler BertModel BertPredictionHeadTransform BertLMPredictionHead "
+            "BertOnlyMLMHead BertForMaskedLM BertForSequenceClassification BertForTokenClassification "
+            "BertForQuestionAnswering"
+        ).split()
+    ),
+    *(
+        f"transformers:{n}"
+        for n in (  # what ``from transformers import ...`` hands a test
+            "BertModel.forward BertForMaskedLM.forward BertConfig.__init__ AutoModel.from_pretrained "
+            "AutoModelForMaskedLM.from_pretrained AutoTokenizer.from_pretrained "
+            "DataCollatorForLanguageModeling.torch_mask_tokens pipeline"
+        ).split()
+    ),
     "transformers.modeling_utils:PreTrainedModel.from_pretrained",
     "transformers.masking_utils:create_bidirectional_mask",
-    *(f"transformers.tokenization_utils_base:PreTrainedTokenizerBase.{m}" for m in (
-        "__call__", "encode", "decode", "batch_decode", "convert_ids_to_tokens", "convert_tokens_to_ids")),
-    *(f"transformers.data.data_collator:DataCollatorForLanguageModeling.{m}" for m in (
-        "__call__", "torch_call", "torch_mask_tokens")),
+    *(
+        f"transformers.tokenization_utils_base:PreTrainedTokenizerBase.{m}"
+        for m in (
+            "__call__",
+            "encode",
+            "decode",
+            "batch_decode",
+            "convert_ids_to_tokens",
+            "convert_tokens_to_ids",
+        )
+    ),
+    *(
+        f"transformers.data.data_collator:DataCollatorForLanguageModeling.{m}"
+        for m in ("__call__", "torch_call", "torch_mask_tokens")
+    ),
     "transformers.pipelines:pipeline",
-    *(f"transformers.pipelines.fill_mask:FillMaskPipeline.{m}" for m in (
-        "__call__", "preprocess", "_forward", "postprocess")),
+    *(
+        f"transformers.pipelines.fill_mask:FillMaskPipeline.{m}"
+        for m in ("__call__", "preprocess", "_forward", "postprocess")
+    ),
     *(f"transformers.pipelines.base:Pipeline.{m}" for m in ("__call__", "forward")),
 ]

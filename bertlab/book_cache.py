@@ -54,14 +54,22 @@ def trained_identity() -> str:
 
 def model_identity() -> str:
     """The identity of the encoder, the decoder and the trained models the pages load, as one string."""
-    return folder_identity(model_path()) + ":" + folder_identity(decoder_path()) + ":" + trained_identity()
+    return (
+        folder_identity(model_path())
+        + ":"
+        + folder_identity(decoder_path())
+        + ":"
+        + trained_identity()
+    )
 
 
 def code_identity(folders: list[Path]) -> str:
     """The hash of every ``.py`` file under these folders (names and contents)."""
     digest = hashlib.sha256()
     for folder in folders:
-        for file in sorted(Path(folder).rglob("*.py")):  # by name within the folder: a clone elsewhere is the same code
+        for file in sorted(
+            Path(folder).rglob("*.py")
+        ):  # by name within the folder: a clone elsewhere is the same code
             digest.update(str(file.relative_to(folder)).encode() + b"\0" + file.read_bytes())
     return digest.hexdigest()
 
@@ -73,8 +81,10 @@ def refresh(build_dir: Path, code_folders: list[Path] = ()) -> bool:
     changed = stamp.is_file() and stamp.read_text().strip() != identity
     if changed:
         shutil.rmtree(build_dir / ".jupyter_cache", ignore_errors=True)
-        print(f"bertlab: a model or the book's own code changed since the last build; re-executing every page "
-              f"({model_path()}, {decoder_path()}, {', '.join(map(str, code_folders)) or 'no code folders'})")
+        print(
+            f"bertlab: a model or the book's own code changed since the last build; re-executing every page "
+            f"({model_path()}, {decoder_path()}, {', '.join(map(str, code_folders)) or 'no code folders'})"
+        )
     build_dir.mkdir(parents=True, exist_ok=True)
     stamp.write_text(identity + "\n")
     return changed

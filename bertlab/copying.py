@@ -42,8 +42,13 @@ def sentence_ids(input_ids: torch.Tensor, boundary_ids: torch.Tensor) -> torch.T
     return is_boundary.cumsum(dim=1) - is_boundary  # the boundary belongs to the sentence it ends
 
 
-def copy_flags(input_ids: torch.Tensor, labels: torch.Tensor, guesses: torch.Tensor, tokenizer,
-               is_word: torch.Tensor | None = None) -> torch.Tensor:
+def copy_flags(
+    input_ids: torch.Tensor,
+    labels: torch.Tensor,
+    guesses: torch.Tensor,
+    tokenizer,
+    is_word: torch.Tensor | None = None,
+) -> torch.Tensor:
     """Which masked positions were filled by copying (the definition in the module docstring).
 
     ``input_ids``, ``labels``: ``[B, L]`` as a ``DataCollatorForLanguageModeling`` returns them
@@ -52,10 +57,14 @@ def copy_flags(input_ids: torch.Tensor, labels: torch.Tensor, guesses: torch.Ten
     calls this per batch. Returns ``[n_masked]`` bool, in the order of ``labels != -100``.
     """
     masked = labels != -100  # [B, L]
-    boundary = torch.tensor([tokenizer.convert_tokens_to_ids(t) for t in BOUNDARIES] + tokenizer.all_special_ids)
+    boundary = torch.tensor(
+        [tokenizer.convert_tokens_to_ids(t) for t in BOUNDARIES] + tokenizer.all_special_ids
+    )
     sent = sentence_ids(input_ids, boundary)  # [B, L]
     L = input_ids.shape[1]
-    elsewhere = (sent[:, :, None] == sent[:, None, :]) & ~torch.eye(L, dtype=torch.bool)  # [B, L(i), L(j)]
+    elsewhere = (sent[:, :, None] == sent[:, None, :]) & ~torch.eye(
+        L, dtype=torch.bool
+    )  # [B, L(i), L(j)]
 
     def seen(tok):  # [B, L]: the token occurs elsewhere in its sentence
         return ((input_ids[:, None, :] == tok[:, :, None]) & elsewhere).any(-1)

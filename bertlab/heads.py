@@ -90,8 +90,9 @@ def load_head(task: str, path: str, **kwargs) -> LoadedHead:
     from bertlab.models.cache import public_path
 
     report = log[0].replace(path, public_path(path))  # pages print it: no build-machine folder
-    return LoadedHead(task, model, sorted(info["missing_keys"]), sorted(info["unexpected_keys"]),
-                      report, heads)
+    return LoadedHead(
+        task, model, sorted(info["missing_keys"]), sorted(info["unexpected_keys"]), report, heads
+    )
 
 
 def parameter_split(model: torch.nn.Module) -> dict[str, int]:

@@ -17,7 +17,6 @@ from pathlib import Path
 from urllib.parse import quote, urlparse
 
 
-
 def book_root(start: Path | None = None) -> Path:
     """The checkout whose book is being built: the nearest folder, from ``start`` (default: the
     working directory, which is ``book/`` while a page runs) upwards, that holds ``_config.yml``.
@@ -62,7 +61,9 @@ def repository(config: Path | None = None) -> Repository:
     repo, launch = settings.get("repository", {}), settings.get("launch_buttons", {})
     url = str(repo.get("url", "")).rstrip("/")
     if urlparse(url).netloc != "github.com" or urlparse(url).path.count("/") != 2:
-        raise ValueError(f"bertlab: repository.url in {config} must be https://github.com/<owner>/<name>, not {url!r}")
+        raise ValueError(
+            f"bertlab: repository.url in {config} must be https://github.com/<owner>/<name>, not {url!r}"
+        )
     return Repository(
         url=url,
         branch=str(repo.get("branch", "main")),
@@ -85,8 +86,12 @@ def launch_links(assignment: str, repo: Repository | None = None) -> dict[str, s
     if repo.colab_url:
         links["Colab"] = f"{repo.colab_url}/github/{repo.owner_and_name}/blob/{repo.branch}/{path}"
     if repo.binderhub_url:
-        links["Binder"] = f"{repo.binderhub_url}/v2/gh/{repo.owner_and_name}/{repo.branch}?labpath={quote(path, safe='')}"
-    if repo.jupyterhub_url:  # nbgitpuller: clone (or update) the repository into the hub, then open it
+        links["Binder"] = (
+            f"{repo.binderhub_url}/v2/gh/{repo.owner_and_name}/{repo.branch}?labpath={quote(path, safe='')}"
+        )
+    if (
+        repo.jupyterhub_url
+    ):  # nbgitpuller: clone (or update) the repository into the hub, then open it
         name = repo.owner_and_name.split("/")[1]
         links["JupyterHub"] = (
             f"{repo.jupyterhub_url}/hub/user-redirect/git-pull?repo={quote(repo.url + '.git', safe='')}"
@@ -100,6 +105,8 @@ def exercise_links(assignment: str):
     from IPython.display import Markdown
 
     if not (book_root() / notebook_in_repo(assignment)).exists():
-        raise FileNotFoundError(f"bertlab: no released notebook {notebook_in_repo(assignment)}: run `make exercises`")
+        raise FileNotFoundError(
+            f"bertlab: no released notebook {notebook_in_repo(assignment)}: run `make exercises`"
+        )
     links = " · ".join(f"[{name}]({url})" for name, url in launch_links(assignment).items())
     return Markdown(f"Open **{assignment}** in: {links}")

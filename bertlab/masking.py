@@ -84,7 +84,10 @@ def count_outcomes(collator, examples: list[dict], draws: int) -> MaskingCounts:
     mask_id = collator.tokenizer.mask_token_id
     # The same padding the collator applies; padded positions are marked special (1).
     padded = collator.tokenizer.pad(
-        [{"input_ids": e["input_ids"], "special_tokens_mask": e["special_tokens_mask"]} for e in examples],
+        [
+            {"input_ids": e["input_ids"], "special_tokens_mask": e["special_tokens_mask"]}
+            for e in examples
+        ],
         return_tensors="pt",
     )
     original = padded["input_ids"]  # [B, T]
@@ -118,8 +121,11 @@ def plot_proportions(counts: MaskingCounts, targets=(0.15, 0.8, 0.1, 0.1), ax=No
     for x, v in enumerate(values):
         ax.text(x + 0.08, v + 0.03, f"{v:.3f}", fontsize=9)
     ax.legend(loc="upper right")
-    ax.set_title(f"What the collator did, over {counts.candidates:,} non-special tokens "
-                 "(error bars: 2 standard errors)", fontsize=10)
+    ax.set_title(
+        f"What the collator did, over {counts.candidates:,} non-special tokens "
+        "(error bars: 2 standard errors)",
+        fontsize=10,
+    )
     return ax
 
 
@@ -138,18 +144,25 @@ def token_rows_html(tokens_in: list[str], labels: list[str | None], kinds: list[
     Colours follow :data:`OUTCOMES` (grey: not selected, blue: [MASK], orange: random token,
     green: selected but unchanged).
     """
+
     def box(text, kind, faint=False):
         bg, fg = _STYLE[kind] if not faint else ("white", "#767676")
-        return (f'<td style="background:{bg};color:{fg};padding:2px 5px;border:1px solid #ddd;'
-                f'font-family:monospace;font-size:12px;text-align:center">{html.escape(text)}</td>')
+        return (
+            f'<td style="background:{bg};color:{fg};padding:2px 5px;border:1px solid #ddd;'
+            f'font-family:monospace;font-size:12px;text-align:center">{html.escape(text)}</td>'
+        )
 
     top = "".join(box(tok, k) for tok, k in zip(tokens_in, kinds))
-    bottom = "".join(box(lab if lab is not None else "-100", k if lab is not None else 0, lab is None)
-                     for lab, k in zip(labels, kinds))
+    bottom = "".join(
+        box(lab if lab is not None else "-100", k if lab is not None else 0, lab is None)
+        for lab, k in zip(labels, kinds)
+    )
     head = '<td style="padding-right:6px;font-size:12px;color:#333">{}</td>'
-    return ('<table style="border-collapse:collapse;margin:4px 0">'
-            f'<tr>{head.format("input_ids")}{top}</tr>'
-            f'<tr>{head.format("labels")}{bottom}</tr></table>')
+    return (
+        '<table style="border-collapse:collapse;margin:4px 0">'
+        f"<tr>{head.format('input_ids')}{top}</tr>"
+        f"<tr>{head.format('labels')}{bottom}</tr></table>"
+    )
 
 
 def legend_html() -> str:

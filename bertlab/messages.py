@@ -30,7 +30,11 @@ _UNSET = object()
 
 def _plain(value):
     """A tensor or array as nested lists, so that it prints like Python's own values."""
-    return value.tolist() if hasattr(value, "tolist") and not isinstance(value, (str, bytes)) else value
+    return (
+        value.tolist()
+        if hasattr(value, "tolist") and not isinstance(value, (str, bytes))
+        else value
+    )
 
 
 def _cut(text: str, width: int) -> str:

@@ -25,13 +25,22 @@ def attention_blocks(model: nn.Module) -> dict[str, int]:
     """How many self-attention and cross-attention blocks ``model`` has, by module name."""
     names = [name for name, _ in model.named_modules()]
     cross = [n for n in names if n.endswith(CROSS_ATTENTION)]
-    self_ = [n for n in names if n.endswith(SELF_ATTENTION) and not n.endswith(CROSS_ATTENTION)
-             and "crossattention" not in n]
+    self_ = [
+        n
+        for n in names
+        if n.endswith(SELF_ATTENTION)
+        and not n.endswith(CROSS_ATTENTION)
+        and "crossattention" not in n
+    ]
     return {"self-attention": len(self_), "cross-attention": len(cross)}
 
 
-def who_sees_whom(outputs_of: Callable[[torch.Tensor], torch.Tensor], input_ids: torch.Tensor,
-                  replacement_id: int, tolerance: float = 1e-4) -> torch.Tensor:
+def who_sees_whom(
+    outputs_of: Callable[[torch.Tensor], torch.Tensor],
+    input_ids: torch.Tensor,
+    replacement_id: int,
+    tolerance: float = 1e-4,
+) -> torch.Tensor:
     """Which input positions each output position depends on, measured.
 
     Args:
@@ -46,13 +55,15 @@ def who_sees_whom(outputs_of: Callable[[torch.Tensor], torch.Tensor], input_ids:
         BoolTensor ``[T_out, T_in]``: True at (i, j) when replacing input token j changes output i.
     """
     if bool((input_ids == replacement_id).any()):
-        raise ValueError(f"replacement_id {replacement_id} occurs in input_ids: pick a token that does not")
+        raise ValueError(
+            f"replacement_id {replacement_id} occurs in input_ids: pick a token that does not"
+        )
     with torch.inference_mode():
-        base = outputs_of(input_ids)                                     # [T_out, D]
+        base = outputs_of(input_ids)  # [T_out, D]
         columns = []
         for j in range(input_ids.shape[-1]):
             changed = input_ids.clone()
             changed[0, j] = replacement_id
-            moved = (outputs_of(changed) - base).norm(dim=-1)            # [T_out]
+            moved = (outputs_of(changed) - base).norm(dim=-1)  # [T_out]
             columns.append(moved > tolerance * base.norm(dim=-1))
-    return torch.stack(columns, dim=1)                                   # [T_out, T_in]
+    return torch.stack(columns, dim=1)  # [T_out, T_in]

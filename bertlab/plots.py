@@ -39,8 +39,16 @@ def token_grid(
     for r in range(rows):
         for t in range(length):
             dark = norm_hi > 0 and values[r, t] > 0.6 * norm_hi
-            ax.text(t, r, tokens[r][t], ha="center", va="center", fontsize=8,
-                    color="white" if dark else "black", rotation=90 if len(tokens[r][t]) > 6 else 0)
+            ax.text(
+                t,
+                r,
+                tokens[r][t],
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white" if dark else "black",
+                rotation=90 if len(tokens[r][t]) > 6 else 0,
+            )
     ax.set_yticks(range(rows), row_labels)
     ax.set_xticks(range(length), [str(t) for t in range(length)], fontsize=7)
     ax.set_xlabel("position t")

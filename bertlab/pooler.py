@@ -24,7 +24,9 @@ def _folder(path: str) -> str:
     """The local folder of a checkpoint: ``path`` itself, or a hub id's folder in the local cache."""
     if os.path.isdir(path):
         return path
-    from transformers.utils import cached_file  # a hub id such as bert-base-uncased, downloaded once
+    from transformers.utils import (
+        cached_file,
+    )  # a hub id such as bert-base-uncased, downloaded once
 
     return os.path.dirname(cached_file(path, "model.safetensors"))
 
@@ -39,7 +41,9 @@ def _pooler_weights(folder: str) -> dict[str, torch.Tensor]:
         elif key.endswith("pooler.dense.bias"):
             found["bias"] = value.float()
     if set(found) != {"weight", "bias"}:
-        raise KeyError(f"bertlab: {folder} has no pooler weights (a BertForMaskedLM checkpoint has none)")
+        raise KeyError(
+            f"bertlab: {folder} has no pooler weights (a BertForMaskedLM checkpoint has none)"
+        )
     return found
 
 

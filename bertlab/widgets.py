@@ -74,9 +74,16 @@ def image_stack(pngs: list[bytes], descriptions: list[str] | None = None) -> wid
     it stops the static page from drawing it: the widget view reads a ``description`` an Image
     does not have.)"""
     descriptions = descriptions or [""] * len(pngs)
-    return widgets.Stack([widgets.HTML(f'<img src="data:image/png;base64,{base64.b64encode(png).decode()}" '
-                                       f'alt="{html.escape(d, quote=True)}">')
-                          for png, d in zip(pngs, descriptions)], selected_index=0)
+    return widgets.Stack(
+        [
+            widgets.HTML(
+                f'<img src="data:image/png;base64,{base64.b64encode(png).decode()}" '
+                f'alt="{html.escape(d, quote=True)}">'
+            )
+            for png, d in zip(pngs, descriptions)
+        ],
+        selected_index=0,
+    )
 
 
 def attention_explorer(attentions, tokens: list[str]) -> widgets.VBox:
@@ -94,15 +101,22 @@ def attention_explorer(attentions, tokens: list[str]) -> widgets.VBox:
     layers = [np.asarray(a) for a in attentions]  # L x [heads, T, T]
     heads = layers[0].shape[0]
     pngs = attention_pngs(layers, tokens)  # [L][heads] PNG bytes
-    layer_choice = widgets.Dropdown(options=[f"layer {i + 1}" for i in range(len(layers))],
-                                    index=0, description="Layer")
-    head_choice = widgets.Dropdown(options=[f"head {h + 1}" for h in range(heads)],
-                                   index=0, description="Head")
+    layer_choice = widgets.Dropdown(
+        options=[f"layer {i + 1}" for i in range(len(layers))], index=0, description="Layer"
+    )
+    head_choice = widgets.Dropdown(
+        options=[f"head {h + 1}" for h in range(heads)], index=0, description="Head"
+    )
     per_layer = []
     for i, layer_pngs in enumerate(pngs):
-        inner = image_stack(layer_pngs, [f"Heat map of the attention weights of layer {i + 1}, head {h + 1}: "
-                                         "one row per token, how much it attends to each token"
-                                         for h in range(heads)])
+        inner = image_stack(
+            layer_pngs,
+            [
+                f"Heat map of the attention weights of layer {i + 1}, head {h + 1}: "
+                "one row per token, how much it attends to each token"
+                for h in range(heads)
+            ],
+        )
         widgets.jslink((head_choice, "index"), (inner, "selected_index"))
         per_layer.append(inner)
     outer = widgets.Stack(per_layer, selected_index=0)

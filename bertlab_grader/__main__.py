@@ -37,7 +37,9 @@ class Refused(Exception):
 
 def _checked(result: dict, what: str) -> None:
     if not result.get("success"):
-        raise RuntimeError(f"{what} failed:\n{result.get('error') or ''}\n{result.get('log') or ''}")
+        raise RuntimeError(
+            f"{what} failed:\n{result.get('error') or ''}\n{result.get('log') or ''}"
+        )
 
 
 def _released(course: Path, assignment: str) -> None:
@@ -53,8 +55,10 @@ def _released(course: Path, assignment: str) -> None:
             if not gradebook.find_assignment(assignment).notebooks:
                 raise MissingEntry()
     except MissingEntry:
-        raise Refused(f"the gradebook does not know {assignment}'s tests yet: release it first "
-                      f"(python -m bertlab_grader release {assignment}, or make release ASSIGNMENT={assignment})")
+        raise Refused(
+            f"the gradebook does not know {assignment}'s tests yet: release it first "
+            f"(python -m bertlab_grader release {assignment}, or make release ASSIGNMENT={assignment})"
+        )
 
 
 def release(args) -> int:
@@ -62,9 +66,13 @@ def release(args) -> int:
     known = layout.assignments(args.course)
     for assignment in args.assignment or known:
         if assignment not in known:
-            raise Refused(f"no assignment {assignment!r} in {args.course / layout.SOURCE}: one of {', '.join(known)}")
+            raise Refused(
+                f"no assignment {assignment!r} in {args.course / layout.SOURCE}: one of {', '.join(known)}"
+            )
         _checked(api.generate_assignment(assignment, force=True), f"releasing {assignment}")
-        print(f"released {assignment}: {layout.RELEASE}/{assignment}/ (its hidden tests are in the gradebook)")
+        print(
+            f"released {assignment}: {layout.RELEASE}/{assignment}/ (its hidden tests are in the gradebook)"
+        )
     return 0
 
 
@@ -90,16 +98,22 @@ def collect(args) -> int:
             got = exchange.collect(args.course, args.assignment)
         except exchange.ExchangeError as exc:
             raise Refused(str(exc))
-        print(f"collected {len(got.students)} new submission(s) of {args.assignment} from the exchange into "
-              f"{layout.SUBMITTED}/: " + ", ".join(s + (f" (late by {got.late[s]})" if s in got.late else "")
-                                                  for s in got.students))
+        print(
+            f"collected {len(got.students)} new submission(s) of {args.assignment} from the exchange into "
+            f"{layout.SUBMITTED}/: "
+            + ", ".join(
+                s + (f" (late by {got.late[s]})" if s in got.late else "") for s in got.students
+            )
+        )
         return 0
     try:
         students = run(args.course, args.assignment, args.source, args.regexp or CANVAS)
     except CollectError as exc:
         raise Refused(str(exc))
-    print(f"collected {len(students)} submission(s) of {args.assignment} into {layout.SUBMITTED}/: "
-          + ", ".join(students))
+    print(
+        f"collected {len(students)} submission(s) of {args.assignment} into {layout.SUBMITTED}/: "
+        + ", ".join(students)
+    )
     return 0
 
 
@@ -124,8 +138,10 @@ def autograde(args) -> int:
     _released(course, assignment)
     print(_sandbox_said(course), flush=True)
     if not any((course / layout.SUBMITTED).glob(f"*/{assignment}")):
-        raise Refused(f"no submissions: put them in {course / layout.SUBMITTED}/<student>/{assignment}/ "
-                      f"(python -m bertlab_grader collect {assignment} FOLDER_OR_ZIP)")
+        raise Refused(
+            f"no submissions: put them in {course / layout.SUBMITTED}/<student>/{assignment}/ "
+            f"(python -m bertlab_grader collect {assignment} FOLDER_OR_ZIP)"
+        )
     if args.scheduler:
         from bertlab_grader import distributed
 
@@ -134,7 +150,9 @@ def autograde(args) -> int:
         graded = parallel.autograde(course, assignment, args.workers, args.student, args.force)
     outcomes = {o.student: o for o in graded}
     if not outcomes:
-        print("every submission is graded and unchanged since (regrade, or --force, grades them again)")
+        print(
+            "every submission is graded and unchanged since (regrade, or --force, grades them again)"
+        )
     rows = grade_report.report(course, assignment)
     if args.student:
         rows = [r for r in rows if r["student"] in args.student]
@@ -148,7 +166,9 @@ def autograde(args) -> int:
     for r in rows:
         score = "-" if r["score"] is None else f"{r['score']:g}"
         seconds = "" if r["seconds"] is None else f"{r['seconds']:6.1f} s"
-        print(f"{r['student']:<{width}}  {score:>5} / {r['max_score']:g}  {seconds:>8}  {r['flags']}")
+        print(
+            f"{r['student']:<{width}}  {score:>5} / {r['max_score']:g}  {seconds:>8}  {r['flags']}"
+        )
     paths = grade_report.write(rows, course / layout.REPORTS, assignment)
     print("written:", ", ".join(str(p.relative_to(course)) for p in paths))
     look = [r["student"] for r in rows if r["flags"]]
@@ -166,14 +186,18 @@ def feedback(args) -> int:
     _released(args.course, args.assignment)
     api = nbgrader_api(args.course)
     for student in args.student or [None]:
-        _checked(api.generate_feedback(args.assignment, student, force=True),
-                 f"feedback for {args.assignment}" + (f" ({student})" if student else ""))
+        _checked(
+            api.generate_feedback(args.assignment, student, force=True),
+            f"feedback for {args.assignment}" + (f" ({student})" if student else ""),
+        )
     print(f"feedback (HTML, hidden tests removed): {layout.FEEDBACK}/<student>/{args.assignment}/")
     from bertlab_grader import exchange
 
     if exchange.is_published(args.course, args.assignment):
         released = exchange.release_feedback(args.course, args.assignment, args.student)
-        print(f"feedback released to the exchange (each student's Assignments tab): {', '.join(released)}")
+        print(
+            f"feedback released to the exchange (each student's Assignments tab): {', '.join(released)}"
+        )
     return 0
 
 
@@ -184,7 +208,9 @@ def export(args) -> int:
     if file is not None and not file.is_file():
         raise Refused(f"no gradebook at {file}: release and autograde an assignment first")
     for path in run(args.course, args.assignment or None):
-        print("written:", path.relative_to(args.course) if path.is_relative_to(args.course) else path)
+        print(
+            "written:", path.relative_to(args.course) if path.is_relative_to(args.course) else path
+        )
     return 0
 
 
@@ -195,44 +221,80 @@ def doctor(args) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="python -m bertlab_grader", description="The course's grader, one command per step.")
+    top = argparse.ArgumentParser(
+        prog="python -m bertlab_grader", description="The course's grader, one command per step."
+    )
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name, run, help):
         sub = commands.add_parser(name, help=help, description=help)
-        sub.add_argument("--course", type=Path, default=Path.cwd(), help="the course root (default: here)")
+        sub.add_argument(
+            "--course", type=Path, default=Path.cwd(), help="the course root (default: here)"
+        )
         sub.set_defaults(run=run)
         return sub
 
-    sub = command("release", release, "write the student version of assignments into exercises/ and record their "
-                                      "tests in the gradebook (default: every assignment)")
+    sub = command(
+        "release",
+        release,
+        "write the student version of assignments into exercises/ and record their "
+        "tests in the gradebook (default: every assignment)",
+    )
     sub.add_argument("assignment", nargs="*")
-    sub = command("publish", publish, "release the student version to nbgrader's exchange (the class's hub)")
+    sub = command(
+        "publish", publish, "release the student version to nbgrader's exchange (the class's hub)"
+    )
     sub.add_argument("assignment")
-    sub = command("collect", collect, "copy submissions into autograder/submitted/ from a folder (one folder per "
-                                      "student) or an LMS zip (Canvas's file names by default)")
+    sub = command(
+        "collect",
+        collect,
+        "copy submissions into autograder/submitted/ from a folder (one folder per "
+        "student) or an LMS zip (Canvas's file names by default)",
+    )
     sub.add_argument("assignment")
-    sub.add_argument("source", type=Path, help="a folder of student folders, a zip downloaded from the LMS, or "
-                                               "'exchange': nbgrader's exchange (a folder named so: ./exchange)")
-    sub.add_argument("--regexp", help="how a file name in the zip names its student: a regular expression with "
-                                      "the groups (?P<student_id>...) and (?P<file_id>...), matched on the whole path")
-    for name, run, help in (("autograde", autograde, "grade submissions in parallel, then report"),
-                            ("regrade", regrade, "grade submissions again, changed or not, then report")):
+    sub.add_argument(
+        "source",
+        type=Path,
+        help="a folder of student folders, a zip downloaded from the LMS, or "
+        "'exchange': nbgrader's exchange (a folder named so: ./exchange)",
+    )
+    sub.add_argument(
+        "--regexp",
+        help="how a file name in the zip names its student: a regular expression with "
+        "the groups (?P<student_id>...) and (?P<file_id>...), matched on the whole path",
+    )
+    for name, run, help in (
+        ("autograde", autograde, "grade submissions in parallel, then report"),
+        ("regrade", regrade, "grade submissions again, changed or not, then report"),
+    ):
         sub = command(name, run, help)
         sub.add_argument("assignment")
-        sub.add_argument("--workers", type=int, default=None,
-                         help="students at once (default: one per core, one more from 16 submissions per core)")
-        sub.add_argument("--scheduler", help="grade on the Dask cluster at this address (tcp://host:8786) "
-                                             "instead of on this machine's cores")
+        sub.add_argument(
+            "--workers",
+            type=int,
+            default=None,
+            help="students at once (default: one per core, one more from 16 submissions per core)",
+        )
+        sub.add_argument(
+            "--scheduler",
+            help="grade on the Dask cluster at this address (tcp://host:8786) "
+            "instead of on this machine's cores",
+        )
         sub.add_argument("--student", action="append", help="only this student (repeatable)")
         if name == "autograde":
-            sub.add_argument("--force", action="store_true", help="grade again even if unchanged since graded")
+            sub.add_argument(
+                "--force", action="store_true", help="grade again even if unchanged since graded"
+            )
     sub = command("feedback", feedback, "write HTML feedback, hidden tests removed")
     sub.add_argument("assignment")
     sub.add_argument("--student", action="append", help="only this student (repeatable)")
-    sub = command("export", export, "write per-question and total scores as CSV into autograder/grades/")
+    sub = command(
+        "export", export, "write per-question and total scores as CSV into autograder/grades/"
+    )
     sub.add_argument("assignment", nargs="*")
-    command("doctor", doctor, "say what a grading kernel on this machine can read, write, reach and use")
+    command(
+        "doctor", doctor, "say what a grading kernel on this machine can read, write, reach and use"
+    )
     return top
 
 

@@ -27,26 +27,43 @@ from traitlets import Integer
 class BoundedExecute(Execute):
     """nbgrader's ``Execute`` with a wall clock, a grace after interrupts and an output budget."""
 
-    output_limit = Integer(1_000_000, config=True, help=(
-        "Bytes of output (streams, displays, errors) one notebook may keep; what comes after is "
-        "dropped, with a note in the notebook and its feedback (nbgrader's LimitOutput counts lines, "
-        "so one 100 MB line passed it). Errors are always kept, cut to 10 kB, so a failed test fails."))
+    output_limit = Integer(
+        1_000_000,
+        config=True,
+        help=(
+            "Bytes of output (streams, displays, errors) one notebook may keep; what comes after is "
+            "dropped, with a note in the notebook and its feedback (nbgrader's LimitOutput counts lines, "
+            "so one 100 MB line passed it). Errors are always kept, cut to 10 kB, so a failed test fails."
+        ),
+    )
 
-    notebook_timeout = Integer(600, config=True, help=(
-        "Seconds one notebook may run in all, counted once its kernel is up (its wall clock; 0: no "
-        "limit). At that point its kernel "
-        "is stopped: the cell running and every later one score 0, the cells before keep their scores. "
-        "A single cell's limit is `timeout` (it is interrupted, and the notebook goes on)."))
+    notebook_timeout = Integer(
+        600,
+        config=True,
+        help=(
+            "Seconds one notebook may run in all, counted once its kernel is up (its wall clock; 0: no "
+            "limit). At that point its kernel "
+            "is stopped: the cell running and every later one score 0, the cells before keep their scores. "
+            "A single cell's limit is `timeout` (it is interrupted, and the notebook goes on)."
+        ),
+    )
 
-    interrupt_grace = Integer(30, config=True, help=(
-        "Seconds a cell interrupted at its timeout has to stop; a kernel still busy after that "
-        "ignores the interrupt and is stopped: that cell and every later one score 0. (nbclient would "
-        "wait `iopub_timeout` for the interrupted cell's last outputs; this wait replaces it.)"))
+    interrupt_grace = Integer(
+        30,
+        config=True,
+        help=(
+            "Seconds a cell interrupted at its timeout has to stop; a kernel still busy after that "
+            "ignores the interrupt and is stopped: that cell and every later one score 0. (nbclient would "
+            "wait `iopub_timeout` for the interrupted cell's last outputs; this wait replaces it.)"
+        ),
+    )
 
     def preprocess(self, nb, resources=None, km=None):
         self._stopped_because = None  # why the grader stopped the kernel, when it did
         self._output_bytes, self._output_cut = 0, False
-        self._deadline = None  # set once its kernel is up (_start_clock): starting the kernel (and, for the
+        self._deadline = (
+            None  # set once its kernel is up (_start_clock): starting the kernel (and, for the
+        )
         # first notebook a grader process grades, the warm-kernel zygote) is the grader's time, not the notebook's
         return super().preprocess(nb, resources, km)
 
@@ -93,22 +110,29 @@ class BoundedExecute(Execute):
         self.iopub_timeout = self.interrupt_grace
         return reply
 
-
-
     def output(self, outs, msg, display_id, cell_index):
         """nbclient's handler of one output message, within the notebook's byte budget."""
         content = msg.get("content", {})
         if msg.get("msg_type") == "error":  # always kept: a test cell fails by its error
             content["evalue"] = str(content.get("evalue", ""))[:10_000]
-            content["traceback"] = [str(line)[:10_000] for line in content.get("traceback", [])[:50]]
+            content["traceback"] = [
+                str(line)[:10_000] for line in content.get("traceback", [])[:50]
+            ]
             return super().output(outs, msg, display_id, cell_index)
         size = len(json.dumps(content, default=str))
         if self._output_bytes + size > self.output_limit:
             if not self._output_cut:
                 self._output_cut = True
-                outs.append(NotebookNode(output_type="stream", name="stderr", text=(
-                    f"[the grader cut the output here: the notebook printed more than {self.output_limit:,} "
-                    "bytes; only its tests' results count]\n")))
+                outs.append(
+                    NotebookNode(
+                        output_type="stream",
+                        name="stderr",
+                        text=(
+                            f"[the grader cut the output here: the notebook printed more than {self.output_limit:,} "
+                            "bytes; only its tests' results count]\n"
+                        ),
+                    )
+                )
             return None
         self._output_bytes += size
         return super().output(outs, msg, display_id, cell_index)
@@ -120,9 +144,16 @@ class BoundedExecute(Execute):
             if not self._output_cut and display_id in self._display_id_map:
                 self._output_cut = True
                 first = next(iter(self._display_id_map[display_id]))
-                self.nb.cells[first].outputs.append(NotebookNode(output_type="stream", name="stderr", text=(
-                    f"[the grader cut the output here: the notebook printed more than {self.output_limit:,} "
-                    "bytes; only its tests' results count]\n")))
+                self.nb.cells[first].outputs.append(
+                    NotebookNode(
+                        output_type="stream",
+                        name="stderr",
+                        text=(
+                            f"[the grader cut the output here: the notebook printed more than {self.output_limit:,} "
+                            "bytes; only its tests' results count]\n"
+                        ),
+                    )
+                )
             return None
         self._output_bytes += size
         return super()._update_display_id(display_id, msg)

@@ -27,7 +27,9 @@ from bertlab_grader.nbgrader_course import nbgrader
 
 #: Canvas: ``lovelaceada_12345_67890_ps00-tokens.ipynb``; ``_late_`` after the login if late, and
 #: ``-1``, ``-2``, ... before ``.ipynb`` for a resubmission.
-CANVAS = r".*/(?P<student_id>[^/_]+)_(?:[lL][aA][tT][eE]_)?\d+_\d+_(?P<file_id>[^/]+?)(?:-\d+)?\.ipynb$"
+CANVAS = (
+    r".*/(?P<student_id>[^/_]+)_(?:[lL][aA][tT][eE]_)?\d+_\d+_(?P<file_id>[^/]+?)(?:-\d+)?\.ipynb$"
+)
 
 
 class CollectError(ValueError):
@@ -49,19 +51,31 @@ def _from_folder(course: Path, assignment: str, source: Path) -> list[str]:
 
 def _from_zip(course: Path, assignment: str, source: Path, regexp: str) -> list[str]:
     if not zipfile.is_zipfile(source):
-        raise CollectError(f"{source} is not a zip file: pass the LMS's zip of submissions, or a folder "
-                           f"with one folder per student")
+        raise CollectError(
+            f"{source} is not a zip file: pass the LMS's zip of submissions, or a folder "
+            f"with one folder per student"
+        )
     archive = course / layout.DOWNLOADED / assignment / "archive"
     shutil.rmtree(archive.parent, ignore_errors=True)  # a fresh unpacking each time
     archive.mkdir(parents=True)
     shutil.copy(source, archive / source.name)
-    before = {p.parent.parent.name: p.stat().st_mtime_ns
-              for p in (course / layout.SUBMITTED).glob(f"*/{assignment}/*.ipynb")}
-    nbgrader(course, "zip_collect", assignment, "--force", "--strict",
-                     f"--ZipCollectApp.downloaded_directory={layout.DOWNLOADED}",
-                     f"--FileNameCollectorPlugin.named_regexp={regexp}")
-    after = {p.parent.parent.name: p.stat().st_mtime_ns
-             for p in (course / layout.SUBMITTED).glob(f"*/{assignment}/*.ipynb")}
+    before = {
+        p.parent.parent.name: p.stat().st_mtime_ns
+        for p in (course / layout.SUBMITTED).glob(f"*/{assignment}/*.ipynb")
+    }
+    nbgrader(
+        course,
+        "zip_collect",
+        assignment,
+        "--force",
+        "--strict",
+        f"--ZipCollectApp.downloaded_directory={layout.DOWNLOADED}",
+        f"--FileNameCollectorPlugin.named_regexp={regexp}",
+    )
+    after = {
+        p.parent.parent.name: p.stat().st_mtime_ns
+        for p in (course / layout.SUBMITTED).glob(f"*/{assignment}/*.ipynb")
+    }
     return sorted(s for s, stamp in after.items() if before.get(s) != stamp)
 
 
@@ -70,15 +84,25 @@ def collect(course: Path, assignment: str, source: Path, regexp: str = CANVAS) -
     course's submitted folder; returns the students collected. Raises :class:`CollectError`."""
     course, source = Path(course).resolve(), Path(source).resolve()
     if not source.exists():
-        raise CollectError(f"{source} does not exist: pass the LMS's zip of submissions, or a folder with "
-                           f"one folder per student")
+        raise CollectError(
+            f"{source} does not exist: pass the LMS's zip of submissions, or a folder with "
+            f"one folder per student"
+        )
     if not (course / layout.RELEASE / assignment).is_dir():
-        raise CollectError(f"{assignment} is not released in {course / layout.RELEASE}: release it first "
-                           f"(python -m bertlab_grader release {assignment})")
-    students = (_from_folder(course, assignment, source) if source.is_dir()
-                else _from_zip(course, assignment, source, regexp))
+        raise CollectError(
+            f"{assignment} is not released in {course / layout.RELEASE}: release it first "
+            f"(python -m bertlab_grader release {assignment})"
+        )
+    students = (
+        _from_folder(course, assignment, source)
+        if source.is_dir()
+        else _from_zip(course, assignment, source, regexp)
+    )
     if not students:
-        how = ("no sub-folder holds a notebook" if source.is_dir() else
-               "no file name matched the regular expression (Canvas's names by default; see --regexp)")
+        how = (
+            "no sub-folder holds a notebook"
+            if source.is_dir()
+            else "no file name matched the regular expression (Canvas's names by default; see --regexp)"
+        )
         raise CollectError(f"no submission of {assignment} collected from {source}: {how}")
     return students

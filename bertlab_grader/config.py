@@ -33,8 +33,10 @@ def swapped(pipeline: str, theirs, ours) -> list:
 
     default = Autograde.class_traits()[pipeline].default()
     if theirs not in default:
-        raise RuntimeError(f"nbgrader's Autograde.{pipeline} no longer holds {theirs.__name__}: {default}; "
-                           "bertlab_grader.config.configure must be updated for this nbgrader")
+        raise RuntimeError(
+            f"nbgrader's Autograde.{pipeline} no longer holds {theirs.__name__}: {default}; "
+            "bertlab_grader.config.configure must be updated for this nbgrader"
+        )
     return [ours if pp is theirs else pp for pp in default]
 
 
@@ -65,7 +67,10 @@ def configure(c, root: str | Path, course_id: str):
     # Student code runs with a minimal traceback: a failing hidden test shows its assertion
     # message, never its source (nbgrader#917). Setting extra_arguments replaces nbgrader's
     # default, which keeps the kernel's history in memory.
-    c.Execute.extra_arguments = ["--InteractiveShell.xmode=Minimal", "--HistoryManager.hist_file=:memory:"]
+    c.Execute.extra_arguments = [
+        "--InteractiveShell.xmode=Minimal",
+        "--HistoryManager.hist_file=:memory:",
+    ]
     c.Execute.timeout = 120
     # After a cell's reply, nbclient waits this long for its last outputs, and nbgrader fails the
     # whole notebook if they are late (raise_on_iopub_timeout): 4 s by default, which a busy machine
@@ -81,8 +86,12 @@ def configure(c, root: str | Path, course_id: str):
 
     # A test cell counts only if the kernel it ran in was not rigged by the submission: nbgrader's
     # Execute, sandboxed, plus a fingerprint of the kernel before and after every test cell.
-    c.Autograde.autograde_preprocessors = swapped("autograde_preprocessors", Execute, GuardedExecute)
+    c.Autograde.autograde_preprocessors = swapped(
+        "autograde_preprocessors", Execute, GuardedExecute
+    )
     # A test cell pasted twice keeps its last copy's grade id; the others become ordinary cells
     # (nbgrader's own DeduplicateIds leaves them empty metadata, and the notebook is refused).
-    c.Autograde.sanitize_preprocessors = swapped("sanitize_preprocessors", DeduplicateIds, DropDuplicateIds)
+    c.Autograde.sanitize_preprocessors = swapped(
+        "sanitize_preprocessors", DeduplicateIds, DropDuplicateIds
+    )
     return c

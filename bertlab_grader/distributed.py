@@ -62,8 +62,10 @@ def grader_version(course: Path, assignment: str) -> str:
 
     installed = sorted({f"{d.metadata['Name']}=={d.version}" for d in distributions()})
     digest = hashlib.sha256("\n".join(installed).encode())
-    for path in [Path(course) / "autograder" / "nbgrader_config.py",
-                 *sorted((Path(course) / layout.SOURCE / assignment).rglob("*"))]:
+    for path in [
+        Path(course) / "autograder" / "nbgrader_config.py",
+        *sorted((Path(course) / layout.SOURCE / assignment).rglob("*")),
+    ]:
         if path.is_file():
             digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
@@ -84,11 +86,20 @@ def course_bundle(course: Path, assignment: str) -> bytes:
 
 
 def submission_files(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(Path(folder).rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(Path(folder).rglob("*"))
+        if p.is_file()
+    }
 
 
-def grade_task(bundle: bytes, assignment: str, student: str, files: dict[str, bytes],
-               timeout: float = TASK_TIMEOUT) -> dict:
+def grade_task(
+    bundle: bytes,
+    assignment: str,
+    student: str,
+    files: dict[str, bytes],
+    timeout: float = TASK_TIMEOUT,
+) -> dict:
     """On a Dask worker: unpack the course, place the submission, grade it in a child process;
     return the child's JSON record, checked. Never raises for what a submission does."""
     start = time.perf_counter()
@@ -103,22 +114,48 @@ def grade_task(bundle: bytes, assignment: str, student: str, files: dict[str, by
                 raise ValueError(f"a submitted file outside the submission folder: {name}")
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
-        out = Path(scratch) / "record.json"  # outside the course: the sandboxed kernel cannot see it
+        out = (
+            Path(scratch) / "record.json"
+        )  # outside the course: the sandboxed kernel cannot see it
         env = {**os.environ, "OMP_NUM_THREADS": "1"}
         env.pop(layout.GRADEBOOK_ENV, None)
         try:
-            child = subprocess.run([sys.executable, "-m", "bertlab_grader.grade_one", str(course), assignment,
-                                    student, str(out)], capture_output=True, text=True, timeout=timeout, env=env,
-                                   preexec_fn=_die_with_parent)
+            child = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "bertlab_grader.grade_one",
+                    str(course),
+                    assignment,
+                    student,
+                    str(out),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                env=env,
+                preexec_fn=_die_with_parent,
+            )
         except subprocess.TimeoutExpired:
-            return failed(student, time.perf_counter() - start, f"grading took more than {timeout:.0f} s and was stopped").to_json()
+            return failed(
+                student,
+                time.perf_counter() - start,
+                f"grading took more than {timeout:.0f} s and was stopped",
+            ).to_json()
         if child.returncode != 0 or not out.is_file():
-            return failed(student, time.perf_counter() - start,
-                          f"the grading process failed ({child.returncode}): {child.stderr[-2000:]}").to_json()
+            return failed(
+                student,
+                time.perf_counter() - start,
+                f"the grading process failed ({child.returncode}): {child.stderr[-2000:]}",
+            ).to_json()
         try:
             return Outcome.from_json(json.loads(out.read_text())).to_json()
         except ValueError as exc:
-            return failed(student, time.perf_counter() - start, f"the grading process wrote no valid record: {exc}").to_json()
+            return failed(
+                student,
+                time.perf_counter() - start,
+                f"the grading process wrote no valid record: {exc}",
+            ).to_json()
 
 
 def _die_with_parent() -> None:
@@ -142,14 +179,23 @@ def _outcome(student: str, result) -> Outcome:
     except (TypeError, ValueError) as exc:
         return failed(student, 0.0, f"its task returned no valid record: {exc}")
     if outcome.student != student:
-        return failed(student, outcome.seconds, f"its task returned the record of {outcome.student[:100]!r}")
+        return failed(
+            student, outcome.seconds, f"its task returned the record of {outcome.student[:100]!r}"
+        )
     outcome.autograded = ""
     return outcome
 
 
-def autograde(course: Path, assignment: str, scheduler, students: list[str] | None = None,
-              force: bool = False, progress: bool = True, timeout: float = TASK_TIMEOUT,
-              task=grade_task) -> list[Outcome]:
+def autograde(
+    course: Path,
+    assignment: str,
+    scheduler,
+    students: list[str] | None = None,
+    force: bool = False,
+    progress: bool = True,
+    timeout: float = TASK_TIMEOUT,
+    task=grade_task,
+) -> list[Outcome]:
     """Grade the submissions of ``assignment`` on the Dask cluster at ``scheduler`` (an address,
     or a ``distributed.Client``). The same choice of who to grade as the local grader.
 
@@ -174,23 +220,45 @@ def autograde(course: Path, assignment: str, scheduler, students: list[str] | No
         futures = {}
         for student in todo:
             key = f"bertlab-grade-{assignment}-{student}-{hashes[student][:16]}-{version}-{run}"
-            futures[client.submit(task, bundle, assignment, student, submission_files(submitted[student]),
-                                  timeout, key=key, pure=False)] = student
-        with tqdm(total=len(todo), desc=f"grading {assignment} on {client.scheduler.address}", unit="student",
-                  disable=not progress) as bar:
+            futures[
+                client.submit(
+                    task,
+                    bundle,
+                    assignment,
+                    student,
+                    submission_files(submitted[student]),
+                    timeout,
+                    key=key,
+                    pure=False,
+                )
+            ] = student
+        with tqdm(
+            total=len(todo),
+            desc=f"grading {assignment} on {client.scheduler.address}",
+            unit="student",
+            disable=not progress,
+        ) as bar:
             for future in as_completed(futures):
                 student = futures[future]
                 try:
                     result = future.result()
                 except KilledWorker as exc:
-                    result = failed(student, 0.0, f"it killed every worker it ran on ({exc}); not retried again")
+                    result = failed(
+                        student, 0.0, f"it killed every worker it ran on ({exc}); not retried again"
+                    )
                 except CancelledError as exc:
                     # the grader cancels nothing itself: the scheduler drops a task whose
                     # workers all died, together with the scattered bundle they held, and may
                     # do so before it marks the task KilledWorker (a race in distributed)
-                    result = failed(student, 0.0, "the scheduler dropped its task: it most likely killed every "
-                                    f"worker it ran on, and the course's files with them ({exc}); not retried again")
-                except Exception as exc:  # the task itself failed (a bad bundle, a full disk): say so
+                    result = failed(
+                        student,
+                        0.0,
+                        "the scheduler dropped its task: it most likely killed every "
+                        f"worker it ran on, and the course's files with them ({exc}); not retried again",
+                    )
+                except (
+                    Exception
+                ) as exc:  # the task itself failed (a bad bundle, a full disk): say so
                     result = failed(student, 0.0, f"{type(exc).__name__}: {exc}")
                 outcome = _outcome(student, result)
                 settle(course, assignment, outcome, hashes[student], state, state_path)

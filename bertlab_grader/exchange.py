@@ -50,8 +50,10 @@ def _api(course: Path):
 
     root = exchange_root()
     if not root.is_dir():
-        raise ExchangeError(f"no exchange at {root}: start the class's hub first (sudo make hub), "
-                            f"or set {EXCHANGE_ENV} to the exchange folder")
+        raise ExchangeError(
+            f"no exchange at {root}: start the class's hub first (sudo make hub), "
+            f"or set {EXCHANGE_ENV} to the exchange folder"
+        )
     if not (Path(course) / "nbgrader_config.py").is_file():
         raise FileNotFoundError(f"{course} is not the course root (no nbgrader_config.py)")
     config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
@@ -62,7 +64,9 @@ def _api(course: Path):
 
 def _run(result: dict, what: str) -> str:
     if not result.get("success"):
-        raise ExchangeError(f"{what} failed:\n{result.get('error') or ''}\n{result.get('log') or ''}")
+        raise ExchangeError(
+            f"{what} failed:\n{result.get('error') or ''}\n{result.get('log') or ''}"
+        )
     return result.get("log") or ""
 
 
@@ -82,8 +86,10 @@ def is_published(course: Path, assignment: str) -> bool:
 def publish(course: Path, assignment: str) -> Path:
     """Release ``exercises/<assignment>`` to the exchange; returns where students fetch it from."""
     if not (Path(course) / layout.RELEASE / assignment).is_dir():
-        raise ExchangeError(f"{assignment} is not generated in {layout.RELEASE}/: "
-                            f"make release ASSIGNMENT={assignment} first")
+        raise ExchangeError(
+            f"{assignment} is not generated in {layout.RELEASE}/: "
+            f"make release ASSIGNMENT={assignment} first"
+        )
     _run(_api(course).release_assignment(assignment), f"publishing {assignment}")
     return course_folder(course) / "outbound" / assignment
 
@@ -111,13 +117,19 @@ def _submitted_at(folder: Path) -> datetime | None:
     from nbgrader.utils import parse_utc
 
     stamp = folder / "timestamp.txt"
-    return parse_utc(stamp.read_text().strip()).replace(tzinfo=timezone.utc) if stamp.is_file() else None
+    return (
+        parse_utc(stamp.read_text().strip()).replace(tzinfo=timezone.utc)
+        if stamp.is_file()
+        else None
+    )
 
 
 def collect(course: Path, assignment: str) -> Collected:
     """Each student's latest submission of ``assignment`` into ``autograder/submitted/``."""
     course = Path(course).resolve()
-    before = {p.parent.name: _submitted_at(p) for p in (course / layout.SUBMITTED).glob(f"*/{assignment}")}
+    before = {
+        p.parent.name: _submitted_at(p) for p in (course / layout.SUBMITTED).glob(f"*/{assignment}")
+    }
     _run(_api(course).collect(assignment, update=True), f"collecting {assignment}")
     result, due = Collected(), _due_date(course, assignment)
     for folder in sorted((course / layout.SUBMITTED).glob(f"*/{assignment}")):
@@ -137,6 +149,11 @@ def release_feedback(course: Path, assignment: str, students: list[str] | None =
     done = []
     for student in students or [None]:
         _run(api.release_feedback(assignment, student), f"releasing {assignment}'s feedback")
-        done += [student] if student else sorted(
-            p.parent.name for p in (Path(course) / layout.FEEDBACK).glob(f"*/{assignment}"))
+        done += (
+            [student]
+            if student
+            else sorted(
+                p.parent.name for p in (Path(course) / layout.FEEDBACK).glob(f"*/{assignment}")
+            )
+        )
     return done

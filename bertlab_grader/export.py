@@ -44,8 +44,14 @@ def assignment_rows(gradebook, assignment: str) -> tuple[list[str], list[dict]]:
     columns = NAME_FIELDS + cells + ["score", "max_score"]
     rows = []
     for student in sorted(gradebook.students, key=lambda s: s.id):
-        row = {"student": student.id, "last_name": student.last_name or "", "first_name": student.first_name or "",
-               "email": student.email or "", "max_score": _number(found.max_score), "score": ""}
+        row = {
+            "student": student.id,
+            "last_name": student.last_name or "",
+            "first_name": student.first_name or "",
+            "email": student.email or "",
+            "max_score": _number(found.max_score),
+            "score": "",
+        }
         try:
             submission = gradebook.find_submission(assignment, student.id)
         except MissingEntry:
@@ -68,16 +74,26 @@ def write_csv(path: Path, columns: list[str], rows: list[dict]) -> Path:
     return path
 
 
-def item_statistics(columns: list[str], rows: list[dict], max_scores: dict[str, float]) -> list[dict]:
+def item_statistics(
+    columns: list[str], rows: list[dict], max_scores: dict[str, float]
+) -> list[dict]:
     """Per graded cell: how many graded submissions, their mean, the shares with full and zero marks."""
     stats = []
-    for cell in columns[len(NAME_FIELDS):-2]:
+    for cell in columns[len(NAME_FIELDS) : -2]:
         values = [float(r[cell]) for r in rows if r.get(cell, "") != ""]
         full = max_scores[cell]
-        stats.append({"grade_id": cell, "max_score": full, "submissions": len(values),
-                      "mean": _number(sum(values) / len(values)) if values else "",
-                      "share_full_marks": _number(sum(v >= full for v in values) / len(values)) if values else "",
-                      "share_zero": _number(sum(v == 0 for v in values) / len(values)) if values else ""})
+        stats.append(
+            {
+                "grade_id": cell,
+                "max_score": full,
+                "submissions": len(values),
+                "mean": _number(sum(values) / len(values)) if values else "",
+                "share_full_marks": _number(sum(v >= full for v in values) / len(values))
+                if values
+                else "",
+                "share_zero": _number(sum(v == 0 for v in values) / len(values)) if values else "",
+            }
+        )
     return stats
 
 
@@ -89,10 +105,20 @@ def lms_files(folder: Path, names: list[str], totals: dict, maxima: dict) -> lis
     for student in sorted(totals):
         row = totals[student]
         name = ", ".join(filter(None, [row["last_name"], row["first_name"]])) or student
-        canvas.append({"Student": name, "SIS Login ID": student, **{a: row.get(a, "") for a in names}})
-        moodle.append({"Username": student, "Email address": row["email"], **{a: row.get(a, "") for a in names}})
-    return [write_csv(folder / "canvas.csv", canvas_columns, canvas),
-            write_csv(folder / "moodle.csv", ["Username", "Email address", *names], moodle)]
+        canvas.append(
+            {"Student": name, "SIS Login ID": student, **{a: row.get(a, "") for a in names}}
+        )
+        moodle.append(
+            {
+                "Username": student,
+                "Email address": row["email"],
+                **{a: row.get(a, "") for a in names},
+            }
+        )
+    return [
+        write_csv(folder / "canvas.csv", canvas_columns, canvas),
+        write_csv(folder / "moodle.csv", ["Username", "Email address", *names], moodle),
+    ]
 
 
 def export(course: Path, assignments: list[str] | None = None) -> list[Path]:
@@ -112,9 +138,19 @@ def export(course: Path, assignments: list[str] | None = None) -> list[Path]:
             maxima[assignment] = _number(found.max_score)
             cells = {g.name: float(g.max_score) for nb in found.notebooks for g in nb.grade_cells}
             stats = item_statistics(columns, rows, cells)
-            written.append(write_csv(folder / f"{assignment}-items.csv", list(stats[0]) if stats else ["grade_id"], stats))
+            written.append(
+                write_csv(
+                    folder / f"{assignment}-items.csv",
+                    list(stats[0]) if stats else ["grade_id"],
+                    stats,
+                )
+            )
             for row in rows:
-                totals.setdefault(row["student"], {k: row[k] for k in NAME_FIELDS})[assignment] = row["score"]
-    written.append(write_csv(folder / "totals.csv", NAME_FIELDS + names, [totals[s] for s in sorted(totals)]))
+                totals.setdefault(row["student"], {k: row[k] for k in NAME_FIELDS})[assignment] = (
+                    row["score"]
+                )
+    written.append(
+        write_csv(folder / "totals.csv", NAME_FIELDS + names, [totals[s] for s in sorted(totals)])
+    )
     written += lms_files(folder, names, totals, maxima)
     return written

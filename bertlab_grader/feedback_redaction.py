@@ -82,10 +82,14 @@ def spellings(text: str) -> list[str]:
 
 
 #: The line an error gets in place of a message that is not a test's own.
-NOT_SHOWN = ("(raised by the submission's code while or after hidden tests ran: its message is not shown "
-             "in the feedback; the visible tests show theirs)")
+NOT_SHOWN = (
+    "(raised by the submission's code while or after hidden tests ran: its message is not shown "
+    "in the feedback; the visible tests show theirs)"
+)
 VALUE_LINES = 2  # the lines of values a message helper writes: expected, got
-BUILTIN_ERRORS = {n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)}
+BUILTIN_ERRORS = {
+    n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)
+}
 
 
 def _literal(text: str) -> str:
@@ -111,7 +115,9 @@ def _template(node: ast.expr | None) -> str:
 def _call_literals(node: ast.Call) -> list[str]:
     """The string constants a message helper's call passes (``mistake("concept", ...)``)."""
     values = [*node.args, *(k.value for k in node.keywords)]
-    return [str(v.value) for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+    return [
+        str(v.value) for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str)
+    ]
 
 
 class Template:
@@ -159,14 +165,24 @@ def assertion_templates(source: str) -> list[Template]:
     except SyntaxError:
         return []
     messages = [n.msg for n in ast.walk(tree) if isinstance(n, ast.Assert)]
-    messages += [n.exc.args[0] if n.exc.args else None for n in ast.walk(tree)
-                 if isinstance(n, ast.Raise) and isinstance(n.exc, ast.Call)
-                 and getattr(n.exc.func, "id", None) == "AssertionError"]
+    messages += [
+        n.exc.args[0] if n.exc.args else None
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Raise)
+        and isinstance(n.exc, ast.Call)
+        and getattr(n.exc.func, "id", None) == "AssertionError"
+    ]
     return [Template(m) for m in messages]
 
 
-def error_only(outputs, chars: int, lines: int, templates: list[Template] = (),
-               slot_chars: int = 60, notices: list[str] = ()) -> list[NotebookNode]:
+def error_only(
+    outputs,
+    chars: int,
+    lines: int,
+    templates: list[Template] = (),
+    slot_chars: int = 60,
+    notices: list[str] = (),
+) -> list[NotebookNode]:
     """The errors of ``outputs``, nothing else (no stream, display or traceback): an
     ``AssertionError`` whose message one of ``templates`` writes, with that message (its slots cut
     to ``slot_chars``, then to ``lines`` lines and ``chars`` characters); any other error as its
@@ -180,22 +196,38 @@ def error_only(outputs, chars: int, lines: int, templates: list[Template] = (),
         if f"{ename}: {evalue}" in notices:
             kept.append(output)
             continue
-        shown = next((m for t in templates for m in [t.shown(evalue, slot_chars)] if m is not None), None) \
-            if ename == "AssertionError" else None
+        shown = (
+            next(
+                (m for t in templates for m in [t.shown(evalue, slot_chars)] if m is not None), None
+            )
+            if ename == "AssertionError"
+            else None
+        )
         if shown is not None:
             message = "\n".join(shown.splitlines()[:lines])
             if len(message) > chars:
                 message = message[:chars] + " [cut]"
         else:
-            ename = ename if ename in BUILTIN_ERRORS else "an exception of the submission's own type"
+            ename = (
+                ename if ename in BUILTIN_ERRORS else "an exception of the submission's own type"
+            )
             message = NOT_SHOWN
-        kept.append(NotebookNode(output_type="error", ename=ename, evalue=message, traceback=[f"{ename}: {message}"]))
+        kept.append(
+            NotebookNode(
+                output_type="error", ename=ename, evalue=message, traceback=[f"{ename}: {message}"]
+            )
+        )
     return kept
 
 
 def is_test_cell(cell, begin: str) -> bool:
     """An nbgrader autograded test cell (graded, not a solution), or any cell with hidden tests."""
-    return cell.cell_type == "code" and is_grade(cell) and not is_solution(cell) or begin in cell.source
+    return (
+        cell.cell_type == "code"
+        and is_grade(cell)
+        and not is_solution(cell)
+        or begin in cell.source
+    )
 
 
 class RedactHiddenTests(NbGraderPreprocessor):
@@ -207,14 +239,25 @@ class RedactHiddenTests(NbGraderPreprocessor):
 
     begin = Unicode("BEGIN HIDDEN TESTS").tag(config=True)
     end = Unicode("END HIDDEN TESTS").tag(config=True)
-    shortest = Integer(12, help="hidden-test lines shorter than this (``else:``) are not searched for").tag(config=True)
-    message_chars = Integer(400, help=(
-        "The longest error message shown from the first hidden test cell on (longer ones are cut)")).tag(config=True)
-    message_lines = Integer(8, help="The most lines of an error message shown from the first hidden test cell on").tag(
-        config=True)
-    slot_chars = Integer(60, help=(
-        "The most characters of each value a test's assertion message shows (its {...} slots), from "
-        "the first hidden test cell on")).tag(config=True)
+    shortest = Integer(
+        12, help="hidden-test lines shorter than this (``else:``) are not searched for"
+    ).tag(config=True)
+    message_chars = Integer(
+        400,
+        help=(
+            "The longest error message shown from the first hidden test cell on (longer ones are cut)"
+        ),
+    ).tag(config=True)
+    message_lines = Integer(
+        8, help="The most lines of an error message shown from the first hidden test cell on"
+    ).tag(config=True)
+    slot_chars = Integer(
+        60,
+        help=(
+            "The most characters of each value a test's assertion message shows (its {...} slots), from "
+            "the first hidden test cell on"
+        ),
+    ).tag(config=True)
 
     def preprocess(self, nb, resources):
         hidden_ran = False
@@ -223,9 +266,17 @@ class RedactHiddenTests(NbGraderPreprocessor):
                 continue
             hidden_ran = hidden_ran or self.begin in cell.source
             if hidden_ran:
-                templates = assertion_templates(cell.source) if is_test_cell(cell, self.begin) else []
-                cell.outputs = error_only(cell.get("outputs", []), self.message_chars, self.message_lines,
-                                          templates, self.slot_chars, cell.metadata.get(NOTICES_KEY, []))
+                templates = (
+                    assertion_templates(cell.source) if is_test_cell(cell, self.begin) else []
+                )
+                cell.outputs = error_only(
+                    cell.get("outputs", []),
+                    self.message_chars,
+                    self.message_lines,
+                    templates,
+                    self.slot_chars,
+                    cell.metadata.get(NOTICES_KEY, []),
+                )
         lines = hidden_lines(nb.cells, self.begin, self.end, self.shortest)
         needles = lines | {self.begin, self.end}
         for cell in nb.cells:

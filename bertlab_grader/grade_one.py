@@ -23,6 +23,7 @@ from pathlib import Path
 from bertlab_grader import layout
 from bertlab_grader.records import Outcome, failed, read_submission
 
+
 def grade(course: Path, assignment: str, student: str) -> dict:
     """Grade one student in ``course`` (a scratch course); return the record
     (:meth:`bertlab_grader.records.Outcome.to_json`)."""
@@ -30,7 +31,9 @@ def grade(course: Path, assignment: str, student: str) -> dict:
 
     course = Path(course).resolve()
     if not (course / layout.GRADEBOOK).is_file():
-        raise FileNotFoundError(f"{course / layout.GRADEBOOK}: a course bundle holds the release's gradebook")
+        raise FileNotFoundError(
+            f"{course / layout.GRADEBOOK}: a course bundle holds the release's gradebook"
+        )
     url = "sqlite:///" + str(course / layout.GRADEBOOK)
     os.environ[layout.GRADEBOOK_ENV] = url  # this course's own gradebook, never the instructor's
     api = nbgrader_api(course)
@@ -38,12 +41,19 @@ def grade(course: Path, assignment: str, student: str) -> dict:
     result = api.autograde(assignment, student, force=True, create=True)
     seconds = time.perf_counter() - start
     if not result["success"]:
-        return failed(student, seconds, (result.get("error") or result.get("log") or "")[-4000:]).to_json()
+        return failed(
+            student, seconds, (result.get("error") or result.get("log") or "")[-4000:]
+        ).to_json()
     stamp, notebooks = read_submission(url, assignment, student)
     graded = layout.autograded(course, student, assignment)
-    files = {str(p.relative_to(graded)): p.read_text(errors="replace") for p in sorted(graded.rglob("*.ipynb"))
-             if p.is_file()}
-    return Outcome(student, True, seconds, timestamp=stamp, notebooks=notebooks, files=files).to_json()
+    files = {
+        str(p.relative_to(graded)): p.read_text(errors="replace")
+        for p in sorted(graded.rglob("*.ipynb"))
+        if p.is_file()
+    }
+    return Outcome(
+        student, True, seconds, timestamp=stamp, notebooks=notebooks, files=files
+    ).to_json()
 
 
 def main(argv: list[str]) -> int:

@@ -49,13 +49,22 @@ def report(course: Path, assignment: str) -> list[dict]:
     with Gradebook(layout.gradebook_url(course)) as gradebook:
         max_score = gradebook.find_assignment(assignment).max_score
         for student in sorted(s.id for s in gradebook.students):
-            row = {"student": student, "assignment": assignment, "score": None, "max_score": max_score}
+            row = {
+                "student": student,
+                "assignment": assignment,
+                "score": None,
+                "max_score": max_score,
+            }
             graded = layout.autograded(course, student, assignment)
             try:
                 row["score"] = gradebook.find_submission(assignment, student).score
             except MissingEntry:
                 submitted = layout.submission(course, student, assignment)
-                row["flags"] = "not graded: nbgrader could not run it" if submitted.is_dir() else "no submission"
+                row["flags"] = (
+                    "not graded: nbgrader could not run it"
+                    if submitted.is_dir()
+                    else "no submission"
+                )
                 rows.append(row)
                 continue
             flags = [f for nb in sorted(graded.glob("*.ipynb")) for f in notebook_flags(nb)]
@@ -69,9 +78,13 @@ def report(course: Path, assignment: str) -> list[dict]:
 def write(rows: list[dict], folder: Path, assignment: str) -> tuple[Path, Path]:
     folder.mkdir(parents=True, exist_ok=True)
     csv_path, json_path = folder / f"{assignment}.csv", folder / f"{assignment}.json"
-    with csv_path.open("w", newline="") as f:  # csv quotes a name with a comma, unlike nbgrader's export
+    with csv_path.open(
+        "w", newline=""
+    ) as f:  # csv quotes a name with a comma, unlike nbgrader's export
         fields = ["student", "assignment", "score", "max_score", "flags"]
-        fields += [k for k in (rows[0] if rows else {}) if k not in fields]  # e.g. the grader's seconds
+        fields += [
+            k for k in (rows[0] if rows else {}) if k not in fields
+        ]  # e.g. the grader's seconds
         writer = csv.DictWriter(f, fieldnames=fields)
         writer.writeheader()
         writer.writerows(rows)

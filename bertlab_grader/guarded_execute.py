@@ -84,28 +84,51 @@ class GuardedExecute(BoundedExecute):
 
     _prepared: set = set()  # the prepare functions this process has called
 
-    prepare = List(Unicode(), default_value=[], config=True, help=(
-        "Functions to call, as \"module:function\" strings, once per grader process before its first "
-        "notebook: whatever a notebook needs written outside its own folder (a model assembled into a "
-        "cache, say), which a sandboxed kernel cannot write. The course's config names its own "
-        "(c.GuardedExecute.prepare = [\"bertlab.models:prepare_all\"])."))
+    prepare = List(
+        Unicode(),
+        default_value=[],
+        config=True,
+        help=(
+            'Functions to call, as "module:function" strings, once per grader process before its first '
+            "notebook: whatever a notebook needs written outside its own folder (a model assembled into a "
+            "cache, say), which a sandboxed kernel cannot write. The course's config names its own "
+            '(c.GuardedExecute.prepare = ["bertlab.models:prepare_all"]).'
+        ),
+    )
 
-    oracles = List(Unicode(), default_value=[], config=True, help=(
-        "The library code tests take their expected values from, as \"module:attribute.path\" strings "
-        "(\"transformers.models.bert.modeling_bert:BertSelfAttention.forward\"). Whenever a kernel has "
-        "imported an oracle's module, the oracle must still be defined where the library defines it, "
-        "as in the grader's own process; a test cell run after one was replaced scores 0."))
+    oracles = List(
+        Unicode(),
+        default_value=[],
+        config=True,
+        help=(
+            'The library code tests take their expected values from, as "module:attribute.path" strings '
+            '("transformers.models.bert.modeling_bert:BertSelfAttention.forward"). Whenever a kernel has '
+            "imported an oracle's module, the oracle must still be defined where the library defines it, "
+            "as in the grader's own process; a test cell run after one was replaced scores 0."
+        ),
+    )
 
-    answer_key_packages = List(Unicode(), default_value=[], config=True, help=(
-        "Top-level packages whose objects a graded function may not be: the course's own package, "
-        "which ships the chapters' code. A test cell run after a graded function (see "
-        "`graded_function_id`) was bound to one of their objects gets an error and scores 0."))
+    answer_key_packages = List(
+        Unicode(),
+        default_value=[],
+        config=True,
+        help=(
+            "Top-level packages whose objects a graded function may not be: the course's own package, "
+            "which ships the chapters' code. A test cell run after a graded function (see "
+            "`graded_function_id`) was bound to one of their objects gets an error and scores 0."
+        ),
+    )
 
-    graded_function_id = Unicode("", config=True, help=(
-        "A regular expression over the grade ids of solution cells; its group `name` is the name of "
-        "the graded function that cell defines: a course's naming convention, set in its config "
-        "(r\"^task_(?P<name>\\w+)$\" would say task_top_k defines top_k). The functions a solution cell "
-        "defines with `def` count too (and alone, by default)."))
+    graded_function_id = Unicode(
+        "",
+        config=True,
+        help=(
+            "A regular expression over the grade ids of solution cells; its group `name` is the name of "
+            "the graded function that cell defines: a course's naming convention, set in its config "
+            '(r"^task_(?P<name>\\w+)$" would say task_top_k defines top_k). The functions a solution cell '
+            "defines with `def` count too (and alone, by default)."
+        ),
+    )
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
@@ -140,7 +163,9 @@ class GuardedExecute(BoundedExecute):
             if match and match.groupdict().get("name"):
                 names.add(match.group("name"))
             try:
-                names |= {n.name for n in ast.parse(cell.source).body if isinstance(n, ast.FunctionDef)}
+                names |= {
+                    n.name for n in ast.parse(cell.source).body if isinstance(n, ast.FunctionDef)
+                }
             except SyntaxError:
                 pass
         return sorted(names)
@@ -148,7 +173,9 @@ class GuardedExecute(BoundedExecute):
     def _fingerprint(self, probe: str | None = None):
         """The kernel's fingerprint now (or the JSON that another ``probe`` returns), or (None, why not)."""
         probe = probe or state_probe(self.oracles)
-        msg_id = self.kc.execute("", silent=True, store_history=False, user_expressions={"state": probe})
+        msg_id = self.kc.execute(
+            "", silent=True, store_history=False, user_expressions={"state": probe}
+        )
         reply = self.wait_for_reply(msg_id)
         try:
             result = reply["content"]["user_expressions"]["state"]
@@ -161,8 +188,13 @@ class GuardedExecute(BoundedExecute):
     def preprocess_cell(self, cell, resources, index):
         if self._died_in is not None:
             if cell.cell_type == "code":
-                cell.outputs = [error_output("KernelDied", f"not run: the kernel died in cell {self._died_in}, "
-                                             "so this cell scores 0", cell)]
+                cell.outputs = [
+                    error_output(
+                        "KernelDied",
+                        f"not run: the kernel died in cell {self._died_in}, so this cell scores 0",
+                        cell,
+                    )
+                ]
             return cell, resources
         iopub_timeout, self._interrupted_after = self.iopub_timeout, None
         try:
@@ -176,8 +208,10 @@ class GuardedExecute(BoundedExecute):
                 if self._interrupted_after is None:  # a reply whose outputs never ended
                     why = f"the kernel sent no end to a cell's outputs for {iopub_timeout} s"
                 else:
-                    why = (f"a cell ran past its {self._interrupted_after} s limit and ignored the interrupt "
-                           f"for {self.interrupt_grace} s")
+                    why = (
+                        f"a cell ran past its {self._interrupted_after} s limit and ignored the interrupt "
+                        f"for {self.interrupt_grace} s"
+                    )
                 run_sync(self._stop_kernel)(why)
         except DeadKernelError:
             return self._dead(cell, resources, index)
@@ -190,10 +224,17 @@ class GuardedExecute(BoundedExecute):
         watch = getattr(self.km, "watch", None)
         reason = (watch.reason if watch is not None else None) or self._stopped_because
         why = f"the grader stopped it: {reason}" if reason else "os._exit, a signal or a crash"
-        self.log.error("The kernel died in cell %s (%s): this and every later cell score 0", index, why)
-        cell.outputs.append(error_output(
-            "KernelDied", f"the kernel died while running this cell ({why}): this cell and every later "
-            "one score 0; the cells before it keep their scores", cell))
+        self.log.error(
+            "The kernel died in cell %s (%s): this and every later cell score 0", index, why
+        )
+        cell.outputs.append(
+            error_output(
+                "KernelDied",
+                f"the kernel died while running this cell ({why}): this cell and every later "
+                "one score 0; the cells before it keep their scores",
+                cell,
+            )
+        )
         return cell, resources
 
     def _preprocess_cell(self, cell, resources, index):
@@ -213,19 +254,34 @@ class GuardedExecute(BoundedExecute):
             if state is None:
                 problems.append(f"the grader could not check the kernel {when} this test ({why})")
             else:
-                problems += [f"{p} ({when} this test)" for p in differences(
-                    self._baseline, state, library_origins(self.oracles, getattr(self.km, "oracle_origins", None)))]
+                problems += [
+                    f"{p} ({when} this test)"
+                    for p in differences(
+                        self._baseline,
+                        state,
+                        library_origins(self.oracles, getattr(self.km, "oracle_origins", None)),
+                    )
+                ]
         if problems:
-            problems = ["the notebook changed how the kernel runs or checks code: " + "; ".join(dict.fromkeys(problems))]
+            problems = [
+                "the notebook changed how the kernel runs or checks code: "
+                + "; ".join(dict.fromkeys(problems))
+            ]
         if self.answer_key_packages and self._graded_names:
-            borrowed, why = self._fingerprint(answer_key_probe(self._graded_names, self.answer_key_packages))
+            borrowed, why = self._fingerprint(
+                answer_key_probe(self._graded_names, self.answer_key_packages)
+            )
             if borrowed is None:
                 problems.append(f"the grader could not check the graded functions ({why})")
             elif borrowed:
-                problems.append("a graded function is the course package's code, not the notebook's own: "
-                                + ", ".join(borrowed))
+                problems.append(
+                    "a graded function is the course package's code, not the notebook's own: "
+                    + ", ".join(borrowed)
+                )
         if problems:
-            self.log.warning("Test cell %s does not count: %s", cell.metadata.nbgrader.get("grade_id"), problems)
+            self.log.warning(
+                "Test cell %s does not count: %s", cell.metadata.nbgrader.get("grade_id"), problems
+            )
             why = "this test does not count: " + "; ".join(problems)
             cell.outputs.append(error_output("GradingIntegrityError", why, cell))
         return cell, resources

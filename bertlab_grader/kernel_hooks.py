@@ -30,16 +30,33 @@ import types
 EVENTS = ("pre_execute", "pre_run_cell", "post_execute", "post_run_cell", "shell_initialized")
 
 # Signals whose handler could run code in the middle of a test (SIGINT is ipykernel's own).
-SIGNALS = tuple(getattr(signal, n) for n in ("SIGALRM", "SIGVTALRM", "SIGPROF", "SIGUSR1", "SIGUSR2", "SIGIO",
-                                             "SIGPOLL", "SIGWINCH", "SIGHUP", "SIGTERM")
-                if hasattr(signal, n))
+SIGNALS = tuple(
+    getattr(signal, n)
+    for n in (
+        "SIGALRM",
+        "SIGVTALRM",
+        "SIGPROF",
+        "SIGUSR1",
+        "SIGUSR2",
+        "SIGIO",
+        "SIGPOLL",
+        "SIGWINCH",
+        "SIGHUP",
+        "SIGTERM",
+    )
+    if hasattr(signal, n)
+)
 
 _attempts = [0]  # audit hooks a notebook tried to add, refused
 
 
 def _name(obj) -> str:
     """module.qualname of a function, or of an object's class."""
-    kind = obj if isinstance(obj, type) or callable(obj) and hasattr(obj, "__qualname__") else type(obj)
+    kind = (
+        obj
+        if isinstance(obj, type) or callable(obj) and hasattr(obj, "__qualname__")
+        else type(obj)
+    )
     return f"{getattr(kind, '__module__', '?')}.{getattr(kind, '__qualname__', repr(kind))}"
 
 
@@ -106,11 +123,13 @@ def genuine_code(code: types.CodeType) -> bool:
     filename = code.co_filename
     if filename not in _compiled:
         if filename.startswith("<frozen ") and filename.endswith(">"):
-            _compiled[filename] = _frozen_codes(filename[len("<frozen "):-1])
+            _compiled[filename] = _frozen_codes(filename[len("<frozen ") : -1])
         else:
             try:
                 with open(filename, "rb") as f:
-                    _compiled[filename] = set(_codes_in(compile(f.read(), filename, "exec", dont_inherit=True)))
+                    _compiled[filename] = set(
+                        _codes_in(compile(f.read(), filename, "exec", dont_inherit=True))
+                    )
             except (OSError, SyntaxError, ValueError):
                 _compiled[filename] = set()
     return code in _compiled[filename]
@@ -120,7 +139,10 @@ def _bound_by_hand(method: types.MethodType) -> bool:
     """Whether a bound method was made by ``types.MethodType(f, obj)`` rather than looked up on its
     object's class: ``MethodType(exec, source)`` runs ``source`` when called with no argument."""
     owner = method.__self__ if isinstance(method.__self__, type) else type(method.__self__)
-    for cls in (*owner.__mro__, *(type(owner).__mro__ if isinstance(method.__self__, type) else ())):
+    for cls in (
+        *owner.__mro__,
+        *(type(owner).__mro__ if isinstance(method.__self__, type) else ()),
+    ):
         if any(getattr(v, "__func__", v) is method.__func__ for v in vars(cls).values()):
             return False
     return True
@@ -142,10 +164,16 @@ def from_notebook(obj, depth: int = 0, printer: bool = False) -> bool:
         library_printer = printer and isinstance(obj.func, types.FunctionType)
         if parts and not library_printer:  # what it runs is data the notebook chose
             return True
-        return from_notebook(obj.func, depth + 1) or any(callable(p) and from_notebook(p, depth + 1) for p in parts)
+        return from_notebook(obj.func, depth + 1) or any(
+            callable(p) and from_notebook(p, depth + 1) for p in parts
+        )
     if isinstance(obj, types.MethodType):
         owner = obj.__self__ if isinstance(obj.__self__, type) else type(obj.__self__)
-        return _bound_by_hand(obj) or from_notebook(obj.__func__, depth + 1) or from_notebook(owner, depth + 1)
+        return (
+            _bound_by_hand(obj)
+            or from_notebook(obj.__func__, depth + 1)
+            or from_notebook(owner, depth + 1)
+        )
     if isinstance(obj, types.FunctionType):
         if not installed_file(obj.__code__.co_filename) or not genuine_code(obj.__code__):
             return True
@@ -157,7 +185,9 @@ def from_notebook(obj, depth: int = 0, printer: bool = False) -> bool:
                 held += list(item.values())
             elif isinstance(item, (list, tuple, set, frozenset)):
                 held += list(item)
-        return any(callable(h) and not isinstance(h, type) and from_notebook(h, depth + 1) for h in held)
+        return any(
+            callable(h) and not isinstance(h, type) and from_notebook(h, depth + 1) for h in held
+        )
     if isinstance(obj, (types.BuiltinFunctionType, types.BuiltinMethodType)):
         return False
     wrapped = getattr(obj, "__wrapped__", None) if not isinstance(obj, type) else None
@@ -191,7 +221,11 @@ def _monitoring() -> list[str]:
     monitoring = getattr(sys, "monitoring", None)
     if monitoring is None:
         return []
-    return [f"{tool}={monitoring.get_tool(tool)}" for tool in range(6) if monitoring.get_tool(tool) is not None]
+    return [
+        f"{tool}={monitoring.get_tool(tool)}"
+        for tool in range(6)
+        if monitoring.get_tool(tool) is not None
+    ]
 
 
 def refuse_audit_hooks() -> int:
@@ -199,6 +233,7 @@ def refuse_audit_hooks() -> int:
     hook when an existing one raises a RuntimeError for its ``sys.addaudithook`` event); return how
     many were refused."""
     if not getattr(refuse_audit_hooks, "installed", False):
+
         def refuse(event, _args, attempts=_attempts):
             if event == "sys.addaudithook":
                 attempts[0] += 1
@@ -214,16 +249,30 @@ def python_hooks() -> dict:
     installed_roots()
     timers = [t for t in ("ITIMER_REAL", "ITIMER_VIRTUAL", "ITIMER_PROF") if hasattr(signal, t)]
     return {
-        "sys hooks": {n: _object(getattr(sys, n)) for n in ("excepthook", "displayhook", "unraisablehook",
-                                                             "breakpointhook") if hasattr(sys, n)},
-        "thread trace and profile": [_name(h) if h else None for h in (getattr(threading, "_trace_hook", None),
-                                                                        getattr(threading, "_profile_hook", None))],
+        "sys hooks": {
+            n: _object(getattr(sys, n))
+            for n in ("excepthook", "displayhook", "unraisablehook", "breakpointhook")
+            if hasattr(sys, n)
+        },
+        "thread trace and profile": [
+            _name(h) if h else None
+            for h in (
+                getattr(threading, "_trace_hook", None),
+                getattr(threading, "_profile_hook", None),
+            )
+        ],
         "import hooks": _notebooks([*sys.meta_path, *sys.path_hooks]),
-        "path importer cache": _notebooks(f for f in list(sys.path_importer_cache.values()) if f is not None),
+        "path importer cache": _notebooks(
+            f for f in list(sys.path_importer_cache.values()) if f is not None
+        ),
         "monitoring tools": _monitoring(),
         "gc callbacks": _notebooks(gc.callbacks),
-        "signal handlers": {signal.Signals(s).name: _name(h) for s in SIGNALS for h in [signal.getsignal(s)]
-                            if callable(h) and from_notebook(h)},
+        "signal handlers": {
+            signal.Signals(s).name: _name(h)
+            for s in SIGNALS
+            for h in [signal.getsignal(s)]
+            if callable(h) and from_notebook(h)
+        },
         "interval timers": [t for t in timers if signal.getitimer(getattr(signal, t))[0] > 0],
         "audit hooks refused": refuse_audit_hooks(),
     }
@@ -235,21 +284,35 @@ def ipython_hooks(ip) -> dict:
     formatter = ip.display_formatter
     printers = {}  # the notebook's own printers only: libraries add theirs when a notebook plots
     for mime, f in sorted(formatter.formatters.items()):
-        entries = [*getattr(f, "type_printers", {}).values(), *getattr(f, "deferred_printers", {}).values(),
-                   *getattr(f, "singleton_printers", {}).values()]
-        printers[mime] = _notebooks(entries, printers=True) + [f"enabled={getattr(f, 'enabled', None)}"]
+        entries = [
+            *getattr(f, "type_printers", {}).values(),
+            *getattr(f, "deferred_printers", {}).values(),
+            *getattr(f, "singleton_printers", {}).values(),
+        ]
+        printers[mime] = _notebooks(entries, printers=True) + [
+            f"enabled={getattr(f, 'enabled', None)}"
+        ]
     manager = ip.prefilter_manager
     transforms = ip.input_transformer_manager
     return {
         "event callbacks": {e: _notebooks(ip.events.callbacks.get(e, [])) for e in EVENTS},
         "events": _object(ip.events),
         "display formatters": printers,
-        "display": [_object(formatter), sorted(formatter.active_types), _object(ip.displayhook),
-                    _object(ip.display_pub), _object(ip.compile)],
-        "prefilters": [_name(c) for c in manager.checkers] + [_name(t) for t in manager.transformers]
+        "display": [
+            _object(formatter),
+            sorted(formatter.active_types),
+            _object(ip.displayhook),
+            _object(ip.display_pub),
+            _object(ip.compile),
+        ],
+        "prefilters": [_name(c) for c in manager.checkers]
+        + [_name(t) for t in manager.transformers]
         + [f"{k}={_name(v)}" for k, v in sorted(manager.handlers.items())],
-        "input transformer manager": [_object(transforms)] + [_name(f) for f in transforms.line_transforms]
+        "input transformer manager": [_object(transforms)]
+        + [_name(f) for f in transforms.line_transforms]
         + [_name(f) for f in transforms.token_transformers],
-        "IPython hooks": {name: [_name(f) for _, f in getattr(chain, "chain", [])] or [_name(chain)]
-                          for name, chain in sorted(dict(ip.hooks).items())},
+        "IPython hooks": {
+            name: [_name(f) for _, f in getattr(chain, "chain", [])] or [_name(chain)]
+            for name, chain in sorted(dict(ip.hooks).items())
+        },
     }

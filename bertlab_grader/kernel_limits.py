@@ -30,18 +30,25 @@ import threading
 from pathlib import Path
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
-MEMORY_ENV, PROCESSES_ENV, THREADS_ENV = "BERTLAB_KERNEL_MEMORY_MB", "BERTLAB_KERNEL_PROCESSES", "BERTLAB_KERNEL_THREADS"
+MEMORY_ENV, PROCESSES_ENV, THREADS_ENV = (
+    "BERTLAB_KERNEL_MEMORY_MB",
+    "BERTLAB_KERNEL_PROCESSES",
+    "BERTLAB_KERNEL_THREADS",
+)
 
 
 def caps() -> tuple[int, int, int]:
     """(memory cap in bytes, process cap, thread cap) from the environment, else the defaults; 0
     means no cap. The defaults of ``c.Sandbox.memory_mb``, ``.processes`` and ``.threads``."""
+
     def number(name: str, default: int) -> int:
         value = os.environ.get(name, "").strip()
         try:
             return int(value) if value else default
         except ValueError:
-            raise ValueError(f"{name}={value!r}: give a whole number (0 turns the cap off)") from None
+            raise ValueError(
+                f"{name}={value!r}: give a whole number (0 turns the cap off)"
+            ) from None
 
     return number(MEMORY_ENV, 3072) * 2**20, number(PROCESSES_ENV, 64), number(THREADS_ENV, 512)
 
@@ -71,7 +78,9 @@ def process_tree(root: int, threads: dict[int, int] | None = None) -> list[int]:
         if not entry.name.isdigit():
             continue
         try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()  # the name may hold spaces
+            fields = (
+                (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            )  # the name may hold spaces
         except OSError:
             continue  # it ended meanwhile
         children.setdefault(int(fields[1]), []).append(int(entry.name))
@@ -128,9 +137,18 @@ def folder_use(folder: Path, most_files: int = 10_000) -> tuple[int, int]:
 class KernelWatch:
     """Watch one kernel's process tree; kill it when over a cap. ``reason`` says why it was killed."""
 
-    def __init__(self, pid: int, memory_bytes: int, processes: int, period: float = 0.2, threads: int = 0,
-                 exclude: tuple[int, ...] = (), group: int | None = None, cgroup=None,
-                 disk: tuple[Path, int] | None = None):
+    def __init__(
+        self,
+        pid: int,
+        memory_bytes: int,
+        processes: int,
+        period: float = 0.2,
+        threads: int = 0,
+        exclude: tuple[int, ...] = (),
+        group: int | None = None,
+        cgroup=None,
+        disk: tuple[Path, int] | None = None,
+    ):
         """Watch ``pid`` and its descendants, except the processes in ``exclude`` (neither counted
         nor killed; a warm kernel's zygote, :mod:`bertlab_grader.warm`). ``group``: a process
         group to kill first (default: ``pid``'s own, if it leads one and nothing is excluded).
@@ -138,7 +156,12 @@ class KernelWatch:
         caps stand behind the poll; its OOM kill is a reason too. ``disk``: (a folder on the
         grader's disk the kernel can write, the most bytes it may hold), e.g. a warm kernel's
         zygote's socket folder, which no tmpfs caps (at most 10,000 files)."""
-        self.pid, self.memory_bytes, self.processes, self.period = pid, memory_bytes, processes, period
+        self.pid, self.memory_bytes, self.processes, self.period = (
+            pid,
+            memory_bytes,
+            processes,
+            period,
+        )
         self.threads, self.exclude = threads, frozenset(exclude)
         self.group = group if group is not None or self.exclude else pid
         self.cgroup, self.disk = cgroup, disk
@@ -175,14 +198,18 @@ class KernelWatch:
             used = self.cgroup.memory_used() if self.cgroup is not None else None
             used = resident_bytes(tree) if used is None else used
             if used > self.memory_bytes:
-                return (f"it went over the memory cap: it used {used / 2**20:,.0f} MB of memory, more than "
-                        f"the cap of {self.memory_bytes / 2**20:,.0f} MB")
+                return (
+                    f"it went over the memory cap: it used {used / 2**20:,.0f} MB of memory, more than "
+                    f"the cap of {self.memory_bytes / 2**20:,.0f} MB"
+                )
         if self.disk:
             folder, most = self.disk
             used, files = folder_use(folder)
             if used > most or files > 10_000:
-                return (f"it went over the disk cap: it wrote {used / 2**20:,.0f} MB in {files:,} files to "
-                        f"the grader's disk, more than the cap of {most / 2**20:,.0f} MB")
+                return (
+                    f"it went over the disk cap: it wrote {used / 2**20:,.0f} MB in {files:,} files to "
+                    f"the grader's disk, more than the cap of {most / 2**20:,.0f} MB"
+                )
         return None
 
     def tree(self, threads: dict[int, int] | None = None) -> list[int]:

@@ -33,13 +33,50 @@ from bertlab_grader import kernel_hooks
 # nothing. The libraries' own subclasses (``torch.nn.Parameter``, ``numpy.matrix``) are fine; a
 # subclass defined anywhere else that overrides one of these is a lying answer.
 LYING_HOOKS = {
-    "torch:Tensor": {"__torch_function__", "__torch_dispatch__", "__eq__", "__ne__", "__bool__", "__len__",
-                     "__iter__", "__getitem__", "__getattribute__", "__getattr__", "__array__", "equal",
-                     "allclose", "isclose", "tolist", "item", "all", "any", "eq", "ne", "sum", "numel",
-                     "size", "dtype", "shape"},
-    "numpy:ndarray": {"__array_function__", "__array_ufunc__", "__array_finalize__", "__eq__", "__ne__",
-                      "__bool__", "__len__", "__iter__", "__getitem__", "__getattribute__", "tolist", "item",
-                      "all", "any", "sum"},
+    "torch:Tensor": {
+        "__torch_function__",
+        "__torch_dispatch__",
+        "__eq__",
+        "__ne__",
+        "__bool__",
+        "__len__",
+        "__iter__",
+        "__getitem__",
+        "__getattribute__",
+        "__getattr__",
+        "__array__",
+        "equal",
+        "allclose",
+        "isclose",
+        "tolist",
+        "item",
+        "all",
+        "any",
+        "eq",
+        "ne",
+        "sum",
+        "numel",
+        "size",
+        "dtype",
+        "shape",
+    },
+    "numpy:ndarray": {
+        "__array_function__",
+        "__array_ufunc__",
+        "__array_finalize__",
+        "__eq__",
+        "__ne__",
+        "__bool__",
+        "__len__",
+        "__iter__",
+        "__getitem__",
+        "__getattribute__",
+        "tolist",
+        "item",
+        "all",
+        "any",
+        "sum",
+    },
 }
 
 
@@ -65,7 +102,13 @@ def oracle_origins(oracles, import_missing: bool = False) -> dict[str, str | Non
         try:
             obj = importlib.import_module(module) if import_missing else sys.modules.get(module)
             first, *rest = path.split(".")
-            obj = getattr(obj, first) if import_missing else vars(obj).get(first) if obj is not None else None
+            obj = (
+                getattr(obj, first)
+                if import_missing
+                else vars(obj).get(first)
+                if obj is not None
+                else None
+            )
             for part in rest if obj is not None else ():
                 obj = getattr(obj, part)
         except Exception:  # not installed, or not in this version of the library
@@ -95,7 +138,9 @@ def _installed_class(cls) -> bool:
     module = sys.modules.get(str(getattr(cls, "__module__", "")))
     file = getattr(module, "__file__", None)
     if not file or not kernel_hooks.installed_file(file):
-        return False  # __main__ of a kernel, a module made at run time, or one outside the environment
+        return (
+            False  # __main__ of a kernel, a module made at run time, or one outside the environment
+        )
     obj = module
     for part in str(getattr(cls, "__qualname__", "")).split("."):
         obj = getattr(obj, part, None)
@@ -120,8 +165,11 @@ def lying_types() -> list[str]:
                 seen.add(cls)
                 stack.append(cls)
                 home = str(getattr(cls, "__module__", "")).split(".")[0]
-                if home != module and hooks & set(type.__dict__["__dict__"].__get__(cls)) \
-                        and not _installed_class(cls):
+                if (
+                    home != module
+                    and hooks & set(type.__dict__["__dict__"].__get__(cls))
+                    and not _installed_class(cls)
+                ):
                     found.append(f"{cls.__module__}.{cls.__qualname__}")
     return sorted(found)
 
@@ -156,5 +204,7 @@ def answer_key_objects(namespace: dict, names: list[str], packages: list[str]) -
 
 def answer_key_probe(names: list[str], packages: list[str]) -> str:
     """The ``user_expressions`` source that runs :func:`answer_key_objects` on the kernel's namespace."""
-    return (f"__import__({__name__!r}, fromlist=['answer_key_objects'])"
-            f".answer_key_objects(globals(), {sorted(names)!r}, {sorted(packages)!r})")
+    return (
+        f"__import__({__name__!r}, fromlist=['answer_key_objects'])"
+        f".answer_key_objects(globals(), {sorted(names)!r}, {sorted(packages)!r})"
+    )

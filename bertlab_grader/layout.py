@@ -64,12 +64,16 @@ def using_gradebook(url: str | None):
 
 def sqlite_file(url: str) -> Path | None:
     """The file behind a ``sqlite:///`` URL, or None for a database server."""
-    return Path(url[len("sqlite:///"):]) if url.startswith("sqlite:///") else None
+    return Path(url[len("sqlite:///") :]) if url.startswith("sqlite:///") else None
 
 
 def assignments(root: Path | str) -> list[str]:
     """The ids of the course's assignments: the folders in ``solutions/``."""
-    return sorted(p.name for p in (Path(root) / SOURCE).iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+    return sorted(
+        p.name
+        for p in (Path(root) / SOURCE).iterdir()
+        if p.is_dir() and not p.name.startswith((".", "_"))
+    )
 
 
 def submission(root: Path | str, student: str, assignment: str) -> Path:

@@ -41,7 +41,9 @@ def nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
     cmd = [str(Path(sys.executable).parent / "nbgrader"), *args]
     proc = subprocess.run(cmd, cwd=course, env=nbgrader_env(), capture_output=True, text=True)
     if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+        raise RuntimeError(
+            f"{' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+        )
     return proc
 
 
@@ -53,8 +55,10 @@ def nbgrader_api(course: Path):
     from traitlets.config.loader import PyFileConfigLoader
 
     if not (Path(course) / "nbgrader_config.py").is_file():
-        raise FileNotFoundError(f"{course} is not the course root (no nbgrader_config.py): run from the "
-                                f"repository root, or pass --course")
+        raise FileNotFoundError(
+            f"{course} is not the course root (no nbgrader_config.py): run from the "
+            f"repository root, or pass --course"
+        )
     config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
     return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
 
@@ -64,7 +68,9 @@ def scratch_copy(course: Path, dest: Path) -> Path:
     course, dest = Path(course), Path(dest)
     (dest / "autograder").mkdir(parents=True, exist_ok=True)
     shutil.copy(course / "nbgrader_config.py", dest / "nbgrader_config.py")
-    shutil.copy(course / "autograder" / "nbgrader_config.py", dest / "autograder" / "nbgrader_config.py")
+    shutil.copy(
+        course / "autograder" / "nbgrader_config.py", dest / "autograder" / "nbgrader_config.py"
+    )
     shutil.copytree(course / layout.SOURCE, dest / layout.SOURCE, dirs_exist_ok=True)
     return dest
 

@@ -31,7 +31,12 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from bertlab_grader import layout
-from bertlab_grader.nbgrader_course import gradebook_snapshot, nbgrader_api, nbgrader_env, scratch_copy
+from bertlab_grader.nbgrader_course import (
+    gradebook_snapshot,
+    nbgrader_api,
+    nbgrader_env,
+    scratch_copy,
+)
 from bertlab_grader.records import Outcome, failed, place_graded, read_submission, settle
 
 STATE_FILE = ".bertlab-graded.json"
@@ -53,6 +58,7 @@ def db_url(course: Path) -> str:
 
 # --- in a worker process -------------------------------------------------------------------
 
+
 def _start_worker(source: str, snapshot: str, env: dict) -> None:
     """Make this worker's scratch course and its NbGraderAPI (once per process). Its gradebook is
     a copy of the release's, ``snapshot`` (:func:`bertlab_grader.nbgrader_course.gradebook_snapshot`);
@@ -62,7 +68,9 @@ def _start_worker(source: str, snapshot: str, env: dict) -> None:
     os.environ.update(env)
     course = scratch_copy(Path(source), Path(tempfile.mkdtemp(prefix="bertlab-grader-")))
     Finalize(None, shutil.rmtree, args=(course,), kwargs={"ignore_errors": True}, exitpriority=10)
-    os.environ[layout.GRADEBOOK_ENV] = "sqlite:///" + str(course / layout.GRADEBOOK)  # its own, never the course's
+    os.environ[layout.GRADEBOOK_ENV] = "sqlite:///" + str(
+        course / layout.GRADEBOOK
+    )  # its own, never the course's
     shutil.copy(snapshot, course / layout.GRADEBOOK)
     _worker.update(course=course, api=nbgrader_api(course))
 
@@ -79,27 +87,43 @@ def _grade(assignment: str, student: str, submitted: str) -> Outcome:
     if not result["success"]:
         return failed(student, seconds, (result.get("error") or result.get("log") or "")[-4000:])
     stamp, notebooks = read_submission(db_url(course), assignment, student)
-    return Outcome(student, True, seconds, timestamp=stamp, notebooks=notebooks,
-                   autograded=str(layout.autograded(course, student, assignment)))
+    return Outcome(
+        student,
+        True,
+        seconds,
+        timestamp=stamp,
+        notebooks=notebooks,
+        autograded=str(layout.autograded(course, student, assignment)),
+    )
 
 
 def to_grade(course: Path, assignment: str, students: list[str] | None, force: bool):
     """Who to grade: every submission of ``assignment`` (or only ``students``) whose content
     changed since it was graded, or all if ``force``. Returns (todo, submitted folders, content
     hashes, the state, the state file). Raises FileNotFoundError naming an unknown student."""
-    submitted = {p.parent.name: p for p in sorted((course / layout.SUBMITTED).glob(f"*/{assignment}"))
-                 if p.is_dir()}
+    submitted = {
+        p.parent.name: p
+        for p in sorted((course / layout.SUBMITTED).glob(f"*/{assignment}"))
+        if p.is_dir()
+    }
     if students:
         unknown = sorted(set(students) - set(submitted))
         if unknown:
-            raise FileNotFoundError(f"no submission of {assignment} for {', '.join(unknown)} in "
-                                    f"{course / layout.SUBMITTED}/<student>/{assignment}/")
+            raise FileNotFoundError(
+                f"no submission of {assignment} for {', '.join(unknown)} in "
+                f"{course / layout.SUBMITTED}/<student>/{assignment}/"
+            )
         submitted = {s: submitted[s] for s in students}
     state_path = course / layout.AUTOGRADED / STATE_FILE
     state = json.loads(state_path.read_text()) if state_path.is_file() else {}
     hashes = {s: submission_hash(p) for s, p in submitted.items()}
-    todo = [s for s in submitted if force or state.get(f"{assignment}/{s}") != hashes[s]
-            or not layout.autograded(course, s, assignment).is_dir()]
+    todo = [
+        s
+        for s in submitted
+        if force
+        or state.get(f"{assignment}/{s}") != hashes[s]
+        or not layout.autograded(course, s, assignment).is_dir()
+    ]
     return todo, submitted, hashes, state, state_path
 
 
@@ -122,8 +146,14 @@ def default_workers(submissions: int, cores: int | None = None) -> int:
     return max(1, min(wanted, submissions))
 
 
-def autograde(course: Path, assignment: str, workers: int | None = None, students: list[str] | None = None,
-              force: bool = False, progress: bool = True) -> list[Outcome]:
+def autograde(
+    course: Path,
+    assignment: str,
+    workers: int | None = None,
+    students: list[str] | None = None,
+    force: bool = False,
+    progress: bool = True,
+) -> list[Outcome]:
     """Grade every submission of ``assignment`` in ``course`` (or only ``students``), ``workers``
     at a time (default: :func:`default_workers`). The assignment must be released (in the gradebook)."""
     course = Path(course).resolve()
@@ -134,13 +164,27 @@ def autograde(course: Path, assignment: str, workers: int | None = None, student
     env = {**nbgrader_env(), "OMP_NUM_THREADS": "1"}
     outcomes = []
     with tempfile.TemporaryDirectory() as scratch:
-        snapshot = str(Path(scratch) / "gradebook.db")  # after the release: the cells and hidden tests
+        snapshot = str(
+            Path(scratch) / "gradebook.db"
+        )  # after the release: the cells and hidden tests
         shutil.copy(gradebook_snapshot(course, assignment, Path(scratch)), snapshot)
-        context = multiprocessing.get_context("spawn")  # a fresh interpreter: no inherited kernels or threads
-        with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
-                                 initargs=(str(course), snapshot, env)) as pool, \
-                tqdm(total=len(todo), desc=f"grading {assignment} ({workers} at a time)", unit="student",
-                     disable=not progress) as bar:
+        context = multiprocessing.get_context(
+            "spawn"
+        )  # a fresh interpreter: no inherited kernels or threads
+        with (
+            ProcessPoolExecutor(
+                workers,
+                mp_context=context,
+                initializer=_start_worker,
+                initargs=(str(course), snapshot, env),
+            ) as pool,
+            tqdm(
+                total=len(todo),
+                desc=f"grading {assignment} ({workers} at a time)",
+                unit="student",
+                disable=not progress,
+            ) as bar,
+        ):
             futures = [pool.submit(_grade, assignment, s, str(submitted[s])) for s in todo]
             for future in as_completed(futures):
                 outcome = future.result()

@@ -25,6 +25,8 @@ class DropDuplicateIds(DeduplicateIds):
 
     def preprocess_cell(self, cell, resources, cell_index):
         cell, resources = super().preprocess_cell(cell, resources, cell_index)
-        if cell.metadata.get("nbgrader") == {}:  # a copy DeduplicateIds emptied: an ordinary cell now
+        if (
+            cell.metadata.get("nbgrader") == {}
+        ):  # a copy DeduplicateIds emptied: an ordinary cell now
             del cell.metadata["nbgrader"]
         return cell, resources

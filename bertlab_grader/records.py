@@ -27,7 +27,9 @@ class Outcome:
     student: str
     success: bool
     seconds: float
-    error: str = ""  # why it could not be graded (the end of nbgrader's log, or the grader's reason)
+    error: str = (
+        ""  # why it could not be graded (the end of nbgrader's log, or the grader's reason)
+    )
     timestamp: str | None = None  # the submission's, ISO 8601
     notebooks: dict = field(default_factory=dict)  # name -> {"flagged", "grades", "comments"}
     files: dict = field(default_factory=dict)  # graded notebooks sent as text: path -> JSON text
@@ -42,16 +44,30 @@ class Outcome:
         if not isinstance(record, dict) or set(record) != {f.name for f in fields(cls)}:
             raise ValueError(f"not a grading record: {str(record)[:200]}")
         for name, kind in _KINDS.items():
-            if kind is float and isinstance(record[name], int) and not isinstance(record[name], bool):
+            if (
+                kind is float
+                and isinstance(record[name], int)
+                and not isinstance(record[name], bool)
+            ):
                 record[name] = float(record[name])
             if not isinstance(record[name], kind):
-                raise ValueError(f"a grading record whose {name} is a {type(record[name]).__name__}")
+                raise ValueError(
+                    f"a grading record whose {name} is a {type(record[name]).__name__}"
+                )
         return cls(**record)
 
 
 #: Each field's types, as :meth:`Outcome.from_json` accepts them.
-_KINDS = {"student": str, "success": bool, "seconds": float, "error": str, "timestamp": (str, type(None)),
-          "notebooks": dict, "files": dict, "autograded": str}
+_KINDS = {
+    "student": str,
+    "success": bool,
+    "seconds": float,
+    "error": str,
+    "timestamp": (str, type(None)),
+    "notebooks": dict,
+    "files": dict,
+    "autograded": str,
+}
 
 
 def failed(student: str, seconds: float, why: str) -> Outcome:
@@ -66,11 +82,16 @@ def read_submission(url: str, assignment: str, student: str) -> tuple[str | None
     with Gradebook(url) as gradebook:
         submission = gradebook.find_submission(assignment, student)
         notebooks = {
-            nb.name: {"flagged": nb.flagged,
-                      "grades": {g.name: {"auto_score": g.auto_score, "needs_manual_grade": g.needs_manual_grade}
-                                 for g in nb.grades},
-                      "comments": {c.name: c.auto_comment for c in nb.comments}}
-            for nb in submission.notebooks}
+            nb.name: {
+                "flagged": nb.flagged,
+                "grades": {
+                    g.name: {"auto_score": g.auto_score, "needs_manual_grade": g.needs_manual_grade}
+                    for g in nb.grades
+                },
+                "comments": {c.name: c.auto_comment for c in nb.comments},
+            }
+            for nb in submission.notebooks
+        }
         stamp = submission.timestamp.isoformat() if submission.timestamp else None
     return stamp, notebooks
 
@@ -87,19 +108,29 @@ def record(course: Path, assignment: str, outcome: Outcome) -> None:
     with Gradebook(layout.gradebook_url(course)) as gradebook, warnings.catch_warnings():
         # nbgrader's add_submission autoflushes half-built rows and SQLAlchemy says so; harmless
         warnings.simplefilter("ignore", SAWarning)
-        commit, gradebook.db.commit = gradebook.db.commit, gradebook.db.flush  # nbgrader commits per row
+        commit, gradebook.db.commit = (
+            gradebook.db.commit,
+            gradebook.db.flush,
+        )  # nbgrader commits per row
         try:
             gradebook.update_or_create_student(outcome.student)
             if outcome.success:
                 stamp = datetime.fromisoformat(outcome.timestamp) if outcome.timestamp else None
                 gradebook.update_or_create_submission(assignment, outcome.student, timestamp=stamp)
                 for name, notebook in outcome.notebooks.items():
-                    gradebook.find_submission_notebook(name, assignment, outcome.student).flagged = notebook["flagged"]
+                    gradebook.find_submission_notebook(
+                        name, assignment, outcome.student
+                    ).flagged = notebook["flagged"]
                     for cell, values in notebook["grades"].items():
                         grade = gradebook.find_grade(cell, name, assignment, outcome.student)
-                        grade.auto_score, grade.needs_manual_grade = values["auto_score"], values["needs_manual_grade"]
+                        grade.auto_score, grade.needs_manual_grade = (
+                            values["auto_score"],
+                            values["needs_manual_grade"],
+                        )
                     for cell, text in notebook["comments"].items():
-                        gradebook.find_comment(cell, name, assignment, outcome.student).auto_comment = text
+                        gradebook.find_comment(
+                            cell, name, assignment, outcome.student
+                        ).auto_comment = text
             commit()
         except BaseException:
             gradebook.db.rollback()
@@ -108,7 +139,9 @@ def record(course: Path, assignment: str, outcome: Outcome) -> None:
             gradebook.db.commit = commit
 
 
-def settle(course: Path, assignment: str, outcome: Outcome, submission: str, state: dict, state_path: Path) -> None:
+def settle(
+    course: Path, assignment: str, outcome: Outcome, submission: str, state: dict, state_path: Path
+) -> None:
     """Record one graded submission, then remember its content hash (``None`` if it could not
     be graded, so it is tried again): the state file is written only after the gradebook."""
     record(course, assignment, outcome)

@@ -23,7 +23,11 @@ c = get_config()  # noqa: F821
 roster = roster_csv.read(os.environ.get("BERTLAB_HUB_ROSTER") or HUB / "roster.csv")
 instructors = {name for name, role in roster.items() if role == "instructor"}
 state = prepare.setting("BERTLAB_HUB_STATE")
-course_id = PyFileConfigLoader("nbgrader_config.py", path=str(COURSE)).load_config().CourseDirectory.course_id
+course_id = (
+    PyFileConfigLoader("nbgrader_config.py", path=str(COURSE))
+    .load_config()
+    .CourseDirectory.course_id
+)
 
 c.JupyterHub.authenticator_class = "pam"
 c.Authenticator.allowed_users = set(roster)

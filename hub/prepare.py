@@ -30,8 +30,11 @@ HUB = Path(__file__).resolve().parent
 sys.path.insert(0, str(HUB))
 import roster as roster_csv  # noqa: E402
 
-DEFAULTS = {"BERTLAB_EXCHANGE": "/srv/nbgrader/exchange", "BERTLAB_HUB_CACHE": "/srv/bertlab/models",
-            "BERTLAB_HUB_STATE": "/srv/bertlab/hub"}
+DEFAULTS = {
+    "BERTLAB_EXCHANGE": "/srv/nbgrader/exchange",
+    "BERTLAB_HUB_CACHE": "/srv/bertlab/models",
+    "BERTLAB_HUB_STATE": "/srv/bertlab/hub",
+}
 
 
 def setting(name: str) -> Path:
@@ -47,7 +50,9 @@ def create_accounts(roster: dict[str, str], state: Path) -> list[str]:
             continue
         except KeyError:
             pass
-        subprocess.run(["useradd", "--create-home", "--user-group", "--shell", "/bin/bash", name], check=True)
+        subprocess.run(
+            ["useradd", "--create-home", "--user-group", "--shell", "/bin/bash", name], check=True
+        )
         password = secrets.token_urlsafe(9)
         subprocess.run(["chpasswd"], input=f"{name}:{password}\n", text=True, check=True)
         os.chmod(pwd.getpwnam(name).pw_dir, 0o700)
@@ -70,14 +75,24 @@ def make_exchange(root: Path) -> None:
 
 def shared_models(cache: Path) -> None:
     """The course's models assembled into ``cache``, then readable by all and writable by root only."""
-    env = {**os.environ, "BERTLAB_CACHE": str(cache), "HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
-    subprocess.run([sys.executable, "-c", "from bertlab.models import prepare_all; prepare_all()"],
-                   env=env, check=True)
+    env = {
+        **os.environ,
+        "BERTLAB_CACHE": str(cache),
+        "HF_HUB_OFFLINE": "1",
+        "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    }
+    subprocess.run(
+        [sys.executable, "-c", "from bertlab.models import prepare_all; prepare_all()"],
+        env=env,
+        check=True,
+    )
     subprocess.run(["chmod", "-R", "u+rwX,go+rX,go-w", str(cache)], check=True)
     shut = [str(f) for f in cache.parents if not os.stat(f).st_mode & 0o001]
     if shut:
-        raise SystemExit(f"prepare: students cannot reach {cache} through {', '.join(shut)}: "
-                         f"set BERTLAB_HUB_CACHE to a folder under /srv")
+        raise SystemExit(
+            f"prepare: students cannot reach {cache} through {', '.join(shut)}: "
+            f"set BERTLAB_HUB_CACHE to a folder under /srv"
+        )
 
 
 def why_students_cannot_run(python: str) -> str | None:
@@ -86,7 +101,9 @@ def why_students_cannot_run(python: str) -> str | None:
     for target in (Path(python), Path(os.path.realpath(python))):
         for folder in [*reversed(target.parents)]:
             if not os.stat(folder).st_mode & 0o001:
-                return f"{folder} is closed to other users (mode {os.stat(folder).st_mode & 0o777:o})"
+                return (
+                    f"{folder} is closed to other users (mode {os.stat(folder).st_mode & 0o777:o})"
+                )
     if not os.stat(os.path.realpath(python)).st_mode & 0o001:
         return f"{os.path.realpath(python)} cannot be run by other users"
     return None
@@ -107,8 +124,10 @@ def close_private_folders(course: Path, roster: dict[str, str]) -> list[str]:
             closed.append(name)
     owner = pwd.getpwuid(course.stat().st_uid).pw_name
     if roster.get(owner) != "instructor":
-        print(f"prepare: the course folder {course} belongs to {owner}, not to an instructor of the "
-              f"roster: the instructor's server cannot grade in it (chown -R it to the instructor)")
+        print(
+            f"prepare: the course folder {course} belongs to {owner}, not to an instructor of the "
+            f"roster: the instructor's server cannot grade in it (chown -R it to the instructor)"
+        )
     return closed
 
 
@@ -118,7 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     top.add_argument("--course", type=Path, default=HUB.parent)
     args = top.parse_args(argv)
     if os.geteuid() != 0:
-        print("prepare: run as root (sudo make hub): it creates system users and the exchange", file=sys.stderr)
+        print(
+            "prepare: run as root (sudo make hub): it creates system users and the exchange",
+            file=sys.stderr,
+        )
         return 2
     try:
         roster = roster_csv.read(args.roster)
@@ -127,17 +149,22 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     why = why_students_cannot_run(sys.executable)
     if why:
-        print(f"prepare: students' servers run this course's Python, {sys.executable}, and they cannot: "
-              f"{why}. Put the course where students can enter it (a folder under /srv owned by the "
-              "instructor, not a home folder) and make its venv from the system's Python: "
-              "make install LOCK=hub PYTHON=/usr/bin/python3", file=sys.stderr)
+        print(
+            f"prepare: students' servers run this course's Python, {sys.executable}, and they cannot: "
+            f"{why}. Put the course where students can enter it (a folder under /srv owned by the "
+            "instructor, not a home folder) and make its venv from the system's Python: "
+            "make install LOCK=hub PYTHON=/usr/bin/python3",
+            file=sys.stderr,
+        )
         return 2
     state = setting("BERTLAB_HUB_STATE")
     state.mkdir(parents=True, exist_ok=True)
     os.chmod(state, 0o700)
     created = create_accounts(roster, state)
-    print(f"prepare: {len(roster)} on the roster; new accounts: {', '.join(created) or 'none'}"
-          + (f" (first passwords in {state / 'new-passwords.csv'})" if created else ""))
+    print(
+        f"prepare: {len(roster)} on the roster; new accounts: {', '.join(created) or 'none'}"
+        + (f" (first passwords in {state / 'new-passwords.csv'})" if created else "")
+    )
     make_exchange(setting("BERTLAB_EXCHANGE"))
     print(f"prepare: exchange at {setting('BERTLAB_EXCHANGE')}")
     shared_models(setting("BERTLAB_HUB_CACHE"))

@@ -19,5 +19,9 @@ def hardware(device: str = "cpu") -> str:
             if line.startswith("model name"):
                 name = line.split(":", 1)[1].strip()
                 break
-    gpu = torch.cuda.get_device_name() if device.startswith("cuda") and torch.cuda.is_available() else None
+    gpu = (
+        torch.cuda.get_device_name()
+        if device.startswith("cuda") and torch.cuda.is_available()
+        else None
+    )
     return f"{name}, {os.cpu_count()} CPU cores, {gpu or ('a CUDA GPU' if device.startswith('cuda') else 'no GPU')}, torch {torch.__version__}"

@@ -45,20 +45,31 @@ from live_bench import live_models  # noqa: E402
 from tests.test_site import toc_files  # noqa: E402
 
 REPO = course_fixture.REPO
-BUDGET = {"cached_rebuild_s": 20, "page_s": 90, "page_rss_gb": 2.0, "autograde_s": 30,
-          "load_forward_s": 3.0, "load_rss_gb": 1.0,
-          # Chapter 5 fine-tunes during the build (issue 13): its pages get more, the chapter 8 min
-          "finetune_page_s": 180, "finetune_chapter_s": 480,
-          # every toc page in headless Chromium, screenshots and broken copies included (issue 19)
-          "browser_checks_s": 180,
-          # the decoder (issue 14): GGUF -> HF folder on first use, then every later load
-          "decoder_convert_s": 60, "decoder_load_s": 5,
-          # Chapter 8 and the FAQ run the encoder, the decoder and an index in the build (issue 16)
-          "choosing_page_s": 180,
-          # forcing BERT to write (issue 14) and BERT2BERT (issue 15)
-          "forcing_page_s": 120, "bert2bert_page_s": 180,
-          # masked diffusion (issue 35): the page, and what make diffusion ships
-          "diffusion_page_s": 180, "diffusion_train_min": 90, "diffusion_delta_mb": 30}
+BUDGET = {
+    "cached_rebuild_s": 20,
+    "page_s": 90,
+    "page_rss_gb": 2.0,
+    "autograde_s": 30,
+    "load_forward_s": 3.0,
+    "load_rss_gb": 1.0,
+    # Chapter 5 fine-tunes during the build (issue 13): its pages get more, the chapter 8 min
+    "finetune_page_s": 180,
+    "finetune_chapter_s": 480,
+    # every toc page in headless Chromium, screenshots and broken copies included (issue 19)
+    "browser_checks_s": 180,
+    # the decoder (issue 14): GGUF -> HF folder on first use, then every later load
+    "decoder_convert_s": 60,
+    "decoder_load_s": 5,
+    # Chapter 8 and the FAQ run the encoder, the decoder and an index in the build (issue 16)
+    "choosing_page_s": 180,
+    # forcing BERT to write (issue 14) and BERT2BERT (issue 15)
+    "forcing_page_s": 120,
+    "bert2bert_page_s": 180,
+    # masked diffusion (issue 35): the page, and what make diffusion ships
+    "diffusion_page_s": 180,
+    "diffusion_train_min": 90,
+    "diffusion_delta_mb": 30,
+}
 FINETUNE_PAGES = "book/05"  # the pages of Chapter 5 start with this
 #: Pages with a budget of their own (first match wins); every other page gets BUDGET["page_s"].
 PAGE_BUDGETS = (
@@ -74,20 +85,36 @@ PEAK_RSS = "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')
 def build_book(output: Path) -> float:
     start = time.perf_counter()
     result = subprocess.run(
-        [str(Path(sys.executable).parent / "jupyter-book"), "build", str(REPO), "-W", "-n",
-         "--keep-going", "--path-output", str(output)],
-        capture_output=True, text=True,
+        [
+            str(Path(sys.executable).parent / "jupyter-book"),
+            "build",
+            str(REPO),
+            "-W",
+            "-n",
+            "--keep-going",
+            "--path-output",
+            str(output),
+        ],
+        capture_output=True,
+        text=True,
     )
     if result.returncode:
-        raise SystemExit(f"the book build failed (see {output}/_build/html/reports):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+        raise SystemExit(
+            f"the book build failed (see {output}/_build/html/reports):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+        )
     return time.perf_counter() - start
 
 
 def browser_checks(site: Path) -> tuple[float, bool]:
     """Seconds tests/site/test_browser.py takes on this build of the site, and whether it passed."""
     start = time.perf_counter()
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "site", "tests/site/test_browser.py"],
-                            cwd=REPO, env={**os.environ, "BERTLAB_SITE": str(site)}, capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-m", "site", "tests/site/test_browser.py"],
+        cwd=REPO,
+        env={**os.environ, "BERTLAB_SITE": str(site)},
+        capture_output=True,
+        text=True,
+    )
     return time.perf_counter() - start, result.returncode == 0
 
 
@@ -96,8 +123,12 @@ def run_page(file: str) -> tuple[float, float]:
     source = REPO / f"{file}.md"
     notebook = jupytext.read(source)
     notebook.cells.append(nbformat.v4.new_code_cell(PEAK_RSS))
-    client = NotebookClient(notebook, timeout=600, kernel_name="python3",
-                            resources={"metadata": {"path": str(source.parent)}})
+    client = NotebookClient(
+        notebook,
+        timeout=600,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(source.parent)}},
+    )
     start = time.perf_counter()
     client.execute()
     seconds = time.perf_counter() - start
@@ -124,14 +155,39 @@ def grading_batch(course: Path, assignment: str, n: int = 20) -> dict[str, str]:
     stub = nbformat.read(course_fixture.release(course, assignment), as_version=4)
     killer, rigged = nbformat.from_dict(solution), nbformat.from_dict(solution)
     killer.cells.insert(len(killer.cells) // 2, nbformat.v4.new_code_cell("import os; os._exit(1)"))
-    rigged.cells.insert(1, nbformat.v4.new_code_cell(
-        "get_ipython().input_transformers_cleanup.append(lambda lines: [])"))
+    rigged.cells.insert(
+        1,
+        nbformat.v4.new_code_cell(
+            "get_ipython().input_transformers_cleanup.append(lambda lines: [])"
+        ),
+    )
     kinds = {}
     for i in range(n):
-        kind = ["honest", "honest", "wrong", "honest", "wrong", "killer", "honest", "rigged", "honest", "not-a-notebook"][i % 10]
+        kind = [
+            "honest",
+            "honest",
+            "wrong",
+            "honest",
+            "wrong",
+            "killer",
+            "honest",
+            "rigged",
+            "honest",
+            "not-a-notebook",
+        ][i % 10]
         student = f"s{i:02d}-{kind}"
-        path = course_fixture.submit(course, assignment, student, {"honest": solution, "wrong": stub, "killer": killer,
-                                                            "rigged": rigged, "not-a-notebook": solution}[kind])
+        path = course_fixture.submit(
+            course,
+            assignment,
+            student,
+            {
+                "honest": solution,
+                "wrong": stub,
+                "killer": killer,
+                "rigged": rigged,
+                "not-a-notebook": solution,
+            }[kind],
+        )
         if kind == "not-a-notebook":
             path.write_text("not a notebook")
         kinds[student] = kind
@@ -140,8 +196,13 @@ def grading_batch(course: Path, assignment: str, n: int = 20) -> dict[str, str]:
 
 def execution_seconds(notebook, cwd: Path) -> float:
     """A notebook's own execution time in a plain kernel (no nbgrader, no guard, no sandbox)."""
-    client = NotebookClient(nbformat.from_dict(notebook), timeout=600, kernel_name="python3", allow_errors=True,
-                            resources={"metadata": {"path": str(cwd)}})
+    client = NotebookClient(
+        nbformat.from_dict(notebook),
+        timeout=600,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(cwd)}},
+    )
     start = time.perf_counter()
     client.execute()
     return time.perf_counter() - start
@@ -154,9 +215,19 @@ def plain_nbgrader(course: Path, assignment: str, warm: bool) -> float:
     from bertlab_grader.warm import pool
 
     start = time.perf_counter()
-    subprocess.run([str(Path(sys.executable).parent / "nbgrader"), "autograde", assignment, "--create", "--force"],
-                   cwd=course, env={**nbgrader_env(), pool.ENV_VAR: "on" if warm else "off"},
-                   capture_output=True, text=True)
+    subprocess.run(
+        [
+            str(Path(sys.executable).parent / "nbgrader"),
+            "autograde",
+            assignment,
+            "--create",
+            "--force",
+        ],
+        cwd=course,
+        env={**nbgrader_env(), pool.ENV_VAR: "on" if warm else "off"},
+        capture_output=True,
+        text=True,
+    )
     return time.perf_counter() - start
 
 
@@ -181,29 +252,54 @@ def parallel_grading(assignment: str = "ps00-tokens", n: int = 20, workers: int 
         parallel.autograde(ours, assignment, workers=workers, progress=False)
         ours_s = time.perf_counter() - start
         graded = [s for s, k in kinds.items() if k != "not-a-notebook"]
-        same = all(course_fixture.scores(plain, assignment, s) == course_fixture.scores(ours, assignment, s)
-                   == course_fixture.scores(plain_warm, assignment, s) for s in graded)
+        same = all(
+            course_fixture.scores(plain, assignment, s)
+            == course_fixture.scores(ours, assignment, s)
+            == course_fixture.scores(plain_warm, assignment, s)
+            for s in graded
+        )
         honest = next(s for s, k in kinds.items() if k == "honest")
         own = execution_seconds(course_fixture.solution_notebook(assignment), Path(scratch))
-        stub_own = execution_seconds(nbformat.read(ours / "exercises" / assignment / f"{course_fixture.notebook_name(assignment)}.ipynb",
-                                                   as_version=4), Path(scratch))
+        stub_own = execution_seconds(
+            nbformat.read(
+                ours
+                / "exercises"
+                / assignment
+                / f"{course_fixture.notebook_name(assignment)}.ipynb",
+                as_version=4,
+            ),
+            Path(scratch),
+        )
     own_total = sum(own if kinds[s] in ("honest", "killer", "rigged") else stub_own for s in graded)
     plain_over = (plain_s - own_total) / n
     ours_over = (ours_s * workers - own_total) / n
     ratio = plain_s / ours_s
-    print(f"\ngrading {n} submissions of {assignment} (honest, wrong, hostile; {honest} among them):")
-    print(f"  plain nbgrader autograde:        {plain_s:6.1f} s, overhead {plain_over:4.1f} s per submission")
-    print(f"  the same, with warm kernels:     {plain_warm_s:6.1f} s, overhead {(plain_warm_s - own_total) / n:4.1f} s "
-          "per submission")
-    print(f"  course grader, {workers} workers:        {ours_s:6.1f} s, overhead {ours_over:4.1f} s per submission "
-          f"(wall x workers - own execution in a fresh kernel, {own:.1f} s for the solution)")
-    print(f"  speed-up {ratio:.2f}x (target >= 1.8x; {plain_warm_s / ours_s:.2f}x over warm plain nbgrader), "
-          f"overhead target <= 1 s; scores identical: {same}")
+    print(
+        f"\ngrading {n} submissions of {assignment} (honest, wrong, hostile; {honest} among them):"
+    )
+    print(
+        f"  plain nbgrader autograde:        {plain_s:6.1f} s, overhead {plain_over:4.1f} s per submission"
+    )
+    print(
+        f"  the same, with warm kernels:     {plain_warm_s:6.1f} s, overhead {(plain_warm_s - own_total) / n:4.1f} s "
+        "per submission"
+    )
+    print(
+        f"  course grader, {workers} workers:        {ours_s:6.1f} s, overhead {ours_over:4.1f} s per submission "
+        f"(wall x workers - own execution in a fresh kernel, {own:.1f} s for the solution)"
+    )
+    print(
+        f"  speed-up {ratio:.2f}x (target >= 1.8x; {plain_warm_s / ours_s:.2f}x over warm plain nbgrader), "
+        f"overhead target <= 1 s; scores identical: {same}"
+    )
     return [] if ratio >= 1.8 and ours_over <= 1.0 and same else ["parallel grading"]
 
 
-def section_grading(assignment: str = "ps01-attention", sizes: tuple[int, ...] = (12, 60),
-                    workers: int | None = None) -> list[str]:
+def section_grading(
+    assignment: str = "ps01-attention",
+    sizes: tuple[int, ...] = (12, 60),
+    workers: int | None = None,
+) -> list[str]:
     """A section's submissions of ``assignment`` (honest, wrong and hostile, :func:`grading_batch`)
     graded by plain serial ``nbgrader autograde`` with the course's config and warm kernels, and by
     ``make autograde``'s grader with ``workers`` workers (default: its own,
@@ -214,8 +310,10 @@ def section_grading(assignment: str = "ps01-attention", sizes: tuple[int, ...] =
 
     targets = {12: 1.6, 60: 1.8}
     failures = []
-    print(f"\na section of {assignment}: plain serial nbgrader autograde (warm kernels) against the "
-          f"course grader ({workers or 'its default'} workers); sandbox {'bwrap' if bwrap_path() else 'NOT available'}")
+    print(
+        f"\na section of {assignment}: plain serial nbgrader autograde (warm kernels) against the "
+        f"course grader ({workers or 'its default'} workers); sandbox {'bwrap' if bwrap_path() else 'NOT available'}"
+    )
     for n in sizes:
         with tempfile.TemporaryDirectory() as scratch:
             plain = course_fixture.make_course(Path(scratch) / "plain")
@@ -227,12 +325,17 @@ def section_grading(assignment: str = "ps01-attention", sizes: tuple[int, ...] =
             parallel.autograde(ours, assignment, workers=workers, progress=False)
             ours_s = time.perf_counter() - start
             graded = [s for s, k in kinds.items() if k != "not-a-notebook"]
-            same = all(course_fixture.scores(plain, assignment, s) == course_fixture.scores(ours, assignment, s)
-                       for s in graded)
+            same = all(
+                course_fixture.scores(plain, assignment, s)
+                == course_fixture.scores(ours, assignment, s)
+                for s in graded
+            )
         ratio, target = plain_s / ours_s, targets.get(n, 1.6)
         used = workers or parallel.default_workers(n)
-        print(f"  {n:3d} submissions: plain {plain_s:6.1f} s, course grader {ours_s:6.1f} s ({used} workers), "
-              f"speed-up {ratio:.2f}x (target >= {target}x); scores identical: {same}")
+        print(
+            f"  {n:3d} submissions: plain {plain_s:6.1f} s, course grader {ours_s:6.1f} s ({used} workers), "
+            f"speed-up {ratio:.2f}x (target >= {target}x); scores identical: {same}"
+        )
         if ratio < target or not same:
             failures.append(f"section grading at {n}")
     return failures
@@ -245,16 +348,24 @@ def cluster_grading(assignment: str = "ps00-tokens", n: int = 8) -> list[str]:
 
     from bertlab_grader import distributed
 
-    print(f"\ngrading {n} submissions of {assignment} on a Dask LocalCluster (autograde --scheduler):")
+    print(
+        f"\ngrading {n} submissions of {assignment} on a Dask LocalCluster (autograde --scheduler):"
+    )
     rates = {}
     with tempfile.TemporaryDirectory() as scratch:
         for workers in (1, 2):
             course = course_fixture.make_course(Path(scratch) / f"cluster{workers}")
             course_fixture.release(course, assignment)
             for i in range(n):
-                course_fixture.submit(course, assignment, f"s{i:02d}", course_fixture.solution_notebook(assignment))
-            with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-                    Client(cluster) as client:
+                course_fixture.submit(
+                    course, assignment, f"s{i:02d}", course_fixture.solution_notebook(assignment)
+                )
+            with (
+                LocalCluster(
+                    n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+                ) as cluster,
+                Client(cluster) as client,
+            ):
                 start = time.perf_counter()
                 outcomes = distributed.autograde(course, assignment, client, progress=False)
                 seconds = time.perf_counter() - start
@@ -264,7 +375,9 @@ def cluster_grading(assignment: str = "ps00-tokens", n: int = 8) -> list[str]:
                     client.gather(client.map(lambda i: i, range(200), pure=False))
                     overhead = (time.perf_counter() - start) / 200
             rates[workers] = n / seconds * 60
-            print(f"  {workers} worker(s): {seconds:6.1f} s, {rates[workers]:5.1f} submissions per minute")
+            print(
+                f"  {workers} worker(s): {seconds:6.1f} s, {rates[workers]:5.1f} submissions per minute"
+            )
     print(f"  scheduler overhead per task: {overhead * 1000:.1f} ms")
     print(f"  1,000 submissions on K one-core workers: about {1000 / rates[1]:.0f} / K minutes")
     return []
@@ -276,17 +389,26 @@ def checkpoint_load() -> list[str]:
     from recipes.checkpoint.evaluate import measure_load
 
     if not embedded.is_shipped():
-        print("\nembedded checkpoint: not shipped (default is the MiniLM encoder); load not measured")
+        print(
+            "\nembedded checkpoint: not shipped (default is the MiniLM encoder); load not measured"
+        )
         return []
     with tempfile.TemporaryDirectory() as cache:
         start = time.perf_counter()
         embedded.checkpoint_path(cache_dir=Path(cache))
-        print(f"\ncheckpoint assembly on first use (empty cache): {time.perf_counter() - start:.1f} s")
+        print(
+            f"\ncheckpoint assembly on first use (empty cache): {time.perf_counter() - start:.1f} s"
+        )
     load = measure_load(embedded.checkpoint_path())
-    print(f"checkpoint load + forward 2x16 (fresh process): {load['load_forward_s']:.2f} s "
-          f"(+ {load['import_s']:.2f} s importing torch and transformers), peak RSS "
-          f"{load['peak_rss_mb'] / 1024:.2f} GB   (budget {BUDGET['load_forward_s']} s, {BUDGET['load_rss_gb']} GB)")
-    over = load["load_forward_s"] > BUDGET["load_forward_s"] or load["peak_rss_mb"] / 1024 > BUDGET["load_rss_gb"]
+    print(
+        f"checkpoint load + forward 2x16 (fresh process): {load['load_forward_s']:.2f} s "
+        f"(+ {load['import_s']:.2f} s importing torch and transformers), peak RSS "
+        f"{load['peak_rss_mb'] / 1024:.2f} GB   (budget {BUDGET['load_forward_s']} s, {BUDGET['load_rss_gb']} GB)"
+    )
+    over = (
+        load["load_forward_s"] > BUDGET["load_forward_s"]
+        or load["peak_rss_mb"] / 1024 > BUDGET["load_rss_gb"]
+    )
     return ["checkpoint load"] if over else []
 
 
@@ -299,11 +421,19 @@ def first_use_then_load(resolve, load_code: str, classes: str) -> tuple[float, f
         resolve(cache_dir=Path(cache))
         first_use = time.perf_counter() - start
     path = resolve()
-    script = ("import time; t = time.perf_counter(); import torch; from transformers import " + classes
-              + "; i = time.perf_counter() - t; t = time.perf_counter(); " + load_code.format(path=path)
-              + "; print(i, time.perf_counter() - t)")
-    imports, load = map(float, subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
-                                              text=True).stdout.split()[-2:])
+    script = (
+        "import time; t = time.perf_counter(); import torch; from transformers import "
+        + classes
+        + "; i = time.perf_counter() - t; t = time.perf_counter(); "
+        + load_code.format(path=path)
+        + "; print(i, time.perf_counter() - t)"
+    )
+    imports, load = map(
+        float,
+        subprocess.run(
+            [sys.executable, "-c", script], check=True, capture_output=True, text=True
+        ).stdout.split()[-2:],
+    )
     return first_use, imports, load
 
 
@@ -319,10 +449,16 @@ def diffusion_shipped() -> list[str]:
     record = json.loads((WEIGHTS_DIR / "manifest.json").read_text())
     minutes = record["settings"]["last_session_seconds"] / 60
     mb = (WEIGHTS_DIR / record["weights_file"]).stat().st_size / 2**20
-    print(f"\nmake diffusion (recorded): {record['settings']['steps_done']} steps in {minutes:.0f} min on "
-          f"{record['hardware']}   (budget {BUDGET['diffusion_train_min']} min); delta {mb:.1f} MB "
-          f"(budget {BUDGET['diffusion_delta_mb']} MB)")
-    return ["make diffusion"] if minutes > BUDGET["diffusion_train_min"] or mb > BUDGET["diffusion_delta_mb"] else []
+    print(
+        f"\nmake diffusion (recorded): {record['settings']['steps_done']} steps in {minutes:.0f} min on "
+        f"{record['hardware']}   (budget {BUDGET['diffusion_train_min']} min); delta {mb:.1f} MB "
+        f"(budget {BUDGET['diffusion_delta_mb']} MB)"
+    )
+    return (
+        ["make diffusion"]
+        if minutes > BUDGET["diffusion_train_min"] or mb > BUDGET["diffusion_delta_mb"]
+        else []
+    )
 
 
 def bert2bert_load() -> list[str]:
@@ -332,10 +468,13 @@ def bert2bert_load() -> list[str]:
     if not b2b.is_shipped():
         print("\nBERT2BERT: not shipped (run make bert2bert); load not measured")
         return ["bert2bert not shipped"]
-    assembly, imports, load = first_use_then_load(b2b.bert2bert_path, "EncoderDecoderModel.from_pretrained({path!r})",
-                                                  "EncoderDecoderModel")
-    print(f"\nBERT2BERT assembly on first use (empty cache): {assembly:.1f} s; load (fresh process): {load:.2f} s "
-          f"(+ {imports:.2f} s importing torch and transformers)")
+    assembly, imports, load = first_use_then_load(
+        b2b.bert2bert_path, "EncoderDecoderModel.from_pretrained({path!r})", "EncoderDecoderModel"
+    )
+    print(
+        f"\nBERT2BERT assembly on first use (empty cache): {assembly:.1f} s; load (fresh process): {load:.2f} s "
+        f"(+ {imports:.2f} s importing torch and transformers)"
+    )
     return []
 
 
@@ -343,14 +482,23 @@ def decoder_load() -> list[str]:
     """The embedded decoder: GGUF -> HF folder on first use (empty cache), then a load in a fresh process."""
     from bertlab.models import decoder
 
-    convert, imports, load = first_use_then_load(decoder.embedded_decoder_path,
-                                                 "AutoModelForCausalLM.from_pretrained({path!r}); "
-                                                 "AutoTokenizer.from_pretrained({path!r})",
-                                                 "AutoModelForCausalLM, AutoTokenizer")
-    print(f"decoder conversion on first use (empty cache): {convert:.1f} s   (budget {BUDGET['decoder_convert_s']} s)")
-    print(f"decoder load, model + tokenizer (fresh process): {load:.2f} s (+ {imports:.2f} s importing torch and "
-          f"transformers)   (budget {BUDGET['decoder_load_s']} s)")
-    return ["decoder load"] if convert > BUDGET["decoder_convert_s"] or load > BUDGET["decoder_load_s"] else []
+    convert, imports, load = first_use_then_load(
+        decoder.embedded_decoder_path,
+        "AutoModelForCausalLM.from_pretrained({path!r}); AutoTokenizer.from_pretrained({path!r})",
+        "AutoModelForCausalLM, AutoTokenizer",
+    )
+    print(
+        f"decoder conversion on first use (empty cache): {convert:.1f} s   (budget {BUDGET['decoder_convert_s']} s)"
+    )
+    print(
+        f"decoder load, model + tokenizer (fresh process): {load:.2f} s (+ {imports:.2f} s importing torch and "
+        f"transformers)   (budget {BUDGET['decoder_load_s']} s)"
+    )
+    return (
+        ["decoder load"]
+        if convert > BUDGET["decoder_convert_s"] or load > BUDGET["decoder_load_s"]
+        else []
+    )
 
 
 def student_server_memory(port: int = 18765) -> list[str]:
@@ -358,12 +506,29 @@ def student_server_memory(port: int = 18765) -> list[str]:
     (hub/student's config: Assignments tab and Validate), before the student opens a kernel."""
     import urllib.request
 
-    env = {**os.environ, "JUPYTER_CONFIG_PATH": str(REPO / "hub" / "student"),
-           "BERTLAB_COURSE_ID": "bertlab", "BERTLAB_EXCHANGE": tempfile.mkdtemp(prefix="bench-exchange-")}
-    server = subprocess.Popen([sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root",
-                               f"--ServerApp.port={port}", "--ServerApp.ip=127.0.0.1", "--ServerApp.token=bench",
-                               f"--ServerApp.root_dir={tempfile.mkdtemp(prefix='bench-home-')}"],
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_PATH": str(REPO / "hub" / "student"),
+        "BERTLAB_COURSE_ID": "bertlab",
+        "BERTLAB_EXCHANGE": tempfile.mkdtemp(prefix="bench-exchange-"),
+    }
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "lab",
+            "--no-browser",
+            "--allow-root",
+            f"--ServerApp.port={port}",
+            "--ServerApp.ip=127.0.0.1",
+            "--ServerApp.token=bench",
+            f"--ServerApp.root_dir={tempfile.mkdtemp(prefix='bench-home-')}",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         for _ in range(120):
             try:
@@ -372,18 +537,26 @@ def student_server_memory(port: int = 18765) -> list[str]:
             except OSError:
                 time.sleep(0.5)
         time.sleep(2)
-        rss = next(int(line.split()[1]) for line in open(f"/proc/{server.pid}/status") if line.startswith("VmRSS"))
+        rss = next(
+            int(line.split()[1])
+            for line in open(f"/proc/{server.pid}/status")
+            if line.startswith("VmRSS")
+        )
     finally:
         server.terminate()
         server.wait(timeout=30)
-    print(f"\nclass hub: one idle student server (JupyterLab + nbgrader): {rss / 1024:.0f} MB resident")
+    print(
+        f"\nclass hub: one idle student server (JupyterLab + nbgrader): {rss / 1024:.0f} MB resident"
+    )
     return []
 
 
 def main() -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     failures = []
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    )
 
     if os.environ.get("BENCH_SKIP_BUILD"):  # e.g. right after a timed cold `make book`
         print("book builds and browser checks: skipped (BENCH_SKIP_BUILD)")
@@ -396,11 +569,15 @@ def main() -> int:
     cached = build_book(out)
     browser_s, browser_ok = browser_checks(out / "_build" / "html")
     print(f"book build, cold (empty cache): {cold:6.1f} s")
-    print(f"book build, cached rebuild:     {cached:6.1f} s   (budget {BUDGET['cached_rebuild_s']} s)")
+    print(
+        f"book build, cached rebuild:     {cached:6.1f} s   (budget {BUDGET['cached_rebuild_s']} s)"
+    )
     if cached > BUDGET["cached_rebuild_s"]:
         failures.append("cached rebuild")
-    print(f"browser checks of the site:     {browser_s:6.1f} s   (budget {BUDGET['browser_checks_s']} s)"
-          + ("" if browser_ok else "  (some FAILED: run pytest -m site tests/site/test_browser.py)"))
+    print(
+        f"browser checks of the site:     {browser_s:6.1f} s   (budget {BUDGET['browser_checks_s']} s)"
+        + ("" if browser_ok else "  (some FAILED: run pytest -m site tests/site/test_browser.py)")
+    )
     if browser_s > BUDGET["browser_checks_s"]:
         failures.append("browser checks")
     return pages_and_grading(failures)
@@ -415,20 +592,29 @@ def pages_and_grading(failures: list[str]) -> int:
         try:
             seconds, rss = run_page(file)
         except Exception as error:  # a page that fails is a result too; the others still run
-            print(f"{file:<40} FAILED: {type(error).__name__}: {str(error).strip().splitlines()[-1][:200]}")
+            print(
+                f"{file:<40} FAILED: {type(error).__name__}: {str(error).strip().splitlines()[-1][:200]}"
+            )
             failures.append(file)
             continue
-        limit = next((BUDGET[key] for prefix, key in PAGE_BUDGETS if file.startswith(prefix)), BUDGET["page_s"])
+        limit = next(
+            (BUDGET[key] for prefix, key in PAGE_BUDGETS if file.startswith(prefix)),
+            BUDGET["page_s"],
+        )
         finetune_total += seconds if file.startswith(FINETUNE_PAGES) else 0.0
         flag = "" if seconds <= limit and rss <= BUDGET["page_rss_gb"] else "  OVER BUDGET"
         print(f"{file:<40} {seconds:8.1f} {rss:12.2f}{flag}")
         if flag:
             failures.append(file)
-    print(f"(budget per page: {BUDGET['page_s']} s, {BUDGET['finetune_page_s']} s for the fine-tuning pages, "
-          f"{BUDGET['choosing_page_s']} s for Chapter 8 and the FAQ, {BUDGET['forcing_page_s']} s for Chapter 6, "
-          f"{BUDGET['bert2bert_page_s']} s for Chapter 7, {BUDGET['diffusion_page_s']} s for Chapter 6b, "
-          f"{BUDGET['page_rss_gb']} GB)")
-    print(f"fine-tuning chapter ({FINETUNE_PAGES}*): {finetune_total:.1f} s   (budget {BUDGET['finetune_chapter_s']} s)")
+    print(
+        f"(budget per page: {BUDGET['page_s']} s, {BUDGET['finetune_page_s']} s for the fine-tuning pages, "
+        f"{BUDGET['choosing_page_s']} s for Chapter 8 and the FAQ, {BUDGET['forcing_page_s']} s for Chapter 6, "
+        f"{BUDGET['bert2bert_page_s']} s for Chapter 7, {BUDGET['diffusion_page_s']} s for Chapter 6b, "
+        f"{BUDGET['page_rss_gb']} GB)"
+    )
+    print(
+        f"fine-tuning chapter ({FINETUNE_PAGES}*): {finetune_total:.1f} s   (budget {BUDGET['finetune_chapter_s']} s)"
+    )
     if finetune_total > BUDGET["finetune_chapter_s"]:
         failures.append("fine-tuning chapter")
 
@@ -458,8 +644,17 @@ def pages_and_grading(failures: list[str]) -> int:
 
 
 #: Stages that run alone: ``python tests/bench.py STAGE`` (e.g. ``section_grading``).
-STAGES = ("parallel_grading", "section_grading", "cluster_grading", "checkpoint_load", "decoder_load", "live_models",
-          "bert2bert_load", "diffusion_shipped", "student_server_memory")
+STAGES = (
+    "parallel_grading",
+    "section_grading",
+    "cluster_grading",
+    "checkpoint_load",
+    "decoder_load",
+    "live_models",
+    "bert2bert_load",
+    "diffusion_shipped",
+    "student_server_memory",
+)
 
 if __name__ == "__main__":
     if len(sys.argv) > 1:

@@ -27,10 +27,18 @@ from urllib.parse import urlparse
 
 CHROMIUM = Path(os.environ.get("BERTLAB_CHROMIUM", "/usr/bin/chromium"))
 # Without these Chromium phones home (updates, sync, field trials) and floods a closed network.
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         # and no host name resolves: a page that asks for a CDN gets an error, not the CDN
-         "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    # and no host name resolves: a page that asks for a CDN gets an error, not the CDN
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
+]
 # Requests for any other host are aborted too (an IP address needs no resolving). A pattern, not
 # a Python function, so Chromium intercepts only those requests and not every local file.
 OFFSITE = re.compile(r"^(https?|wss?)://(?!(127\.0\.0\.1|localhost)[:/])")
@@ -64,7 +72,9 @@ class _QuietHandler(SimpleHTTPRequestHandler):
 @contextlib.contextmanager
 def serve(root: Path):
     """Serve ``root`` on a free localhost port; yields its base URL ending in '/'."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(root)))
+    server = ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(root))
+    )
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -88,7 +98,8 @@ def chromium():
     try:
         with sync_playwright() as playwright:
             context = playwright.chromium.launch_persistent_context(
-                profile, executable_path=str(CHROMIUM), headless=True, args=FLAGS, viewport=LAPTOP)
+                profile, executable_path=str(CHROMIUM), headless=True, args=FLAGS, viewport=LAPTOP
+            )
             context.route(OFFSITE, lambda route: route.abort("blockedbyclient"))
             try:
                 yield context
@@ -99,7 +110,9 @@ def chromium():
 
 
 #: The built site the checks read: ``make book``'s, or the folder ``BERTLAB_SITE`` names.
-SITE = Path(os.environ.get("BERTLAB_SITE", Path(__file__).resolve().parents[1] / "_build" / "html")).resolve()
+SITE = Path(
+    os.environ.get("BERTLAB_SITE", Path(__file__).resolve().parents[1] / "_build" / "html")
+).resolve()
 
 
 @contextlib.contextmanager
@@ -136,9 +149,9 @@ class PageReport:
 
     path: str
     problems: dict[str, list[str]] = field(default_factory=dict)
-    prose: str = ""          # the page's paragraphs and list items outside cell outputs
+    prose: str = ""  # the page's paragraphs and list items outside cell outputs
     links: list[str] = field(default_factory=list)  # every href and src on the page, absolute
-    exercise: dict = field(default_factory=dict)    # the "Exercise" section's links and ids
+    exercise: dict = field(default_factory=dict)  # the "Exercise" section's links and ids
     widget_views: int = 0
     controls_tried: int = 0
     formulas: int = 0
@@ -223,7 +236,9 @@ _DRAWN_JS = """() => [...document.querySelectorAll('%s')].map(s => {
 })""" % WIDGET_VIEW.replace('"', '\\"')
 
 
-def _settle(page, report: PageReport, in_flight: dict, quiet_ms: int = 400, limit_s: float = 20) -> None:
+def _settle(
+    page, report: PageReport, in_flight: dict, quiet_ms: int = 400, limit_s: float = 20
+) -> None:
     """Wait until the page's own scripts are done: no request in flight for ``quiet_ms``,
     fonts loaded, MathJax finished typesetting, images decoded."""
     quiet, waited = 0, 0
@@ -232,7 +247,9 @@ def _settle(page, report: PageReport, in_flight: dict, quiet_ms: int = 400, limi
         waited += 100
         quiet = 0 if in_flight else quiet + 100
         if waited > limit_s * 1000:
-            report.add("requests", f"still loading after {limit_s:.0f} s: {sorted(in_flight.values())[:5]}")
+            report.add(
+                "requests", f"still loading after {limit_s:.0f} s: {sorted(in_flight.values())[:5]}"
+            )
             break
     page.evaluate("""async () => {
       await document.fonts.ready;
@@ -262,19 +279,25 @@ def _inked_rows(shot: bytes, left: int, right: int) -> list[int]:
     image.draft("L", (width // 4, height // 4))
     scale = height / image.height
     x0, x1 = int(left / scale), max(int(left / scale) + 1, int(min(right, width) / scale))
-    pixels = np.asarray(image.convert("L").crop((x0, 0, x1, image.height)), dtype=np.int16)  # (rows, cols)
+    pixels = np.asarray(
+        image.convert("L").crop((x0, 0, x1, image.height)), dtype=np.int16
+    )  # (rows, cols)
     inked = np.flatnonzero(pixels.max(axis=1) - pixels.min(axis=1) > 24)
     return [int(row * scale) for row in inked]
 
 
-def check_screenshot(page, report: PageReport, name: str, viewport: dict, folder: Path | None) -> None:
+def check_screenshot(
+    page, report: PageReport, name: str, viewport: dict, folder: Path | None
+) -> None:
     """A full-page screenshot at this width; its height must be the page's, and ink must reach
     down to where the content ends (an empty or collapsed page fails)."""
     from PIL import Image
 
     # The theme slides its sidebars in and out when the window changes size; measured halfway
     # through such a slide, the page is not the one in the picture. No transitions, then.
-    page.add_style_tag(content="*, *::before, *::after {transition: none !important; animation: none !important}")
+    page.add_style_tag(
+        content="*, *::before, *::after {transition: none !important; animation: none !important}"
+    )
     page.set_viewport_size(viewport)
     # from the top, as a reader arrives: sticky sidebars are drawn where the scroll left them
     page.evaluate("window.scrollTo(0, 0)")
@@ -289,26 +312,44 @@ def check_screenshot(page, report: PageReport, name: str, viewport: dict, folder
     height = Image.open(io.BytesIO(shot)).height
     where = f"{name} ({viewport['width']} px wide)"
     if abs(height - extent["height"]) > 2:
-        report.add("screenshot", f"{where}: screenshot is {height} px high, the page {extent['height']} px")
+        report.add(
+            "screenshot", f"{where}: screenshot is {height} px high, the page {extent['height']} px"
+        )
     if extent["bottom"] > height + 2:
-        report.add("screenshot", f"{where}: content reaches {extent['bottom']} px but the page is only "
-                                 f"{height} px high (collapsed or clipped)")
+        report.add(
+            "screenshot",
+            f"{where}: content reaches {extent['bottom']} px but the page is only "
+            f"{height} px high (collapsed or clipped)",
+        )
     if extent["bottom"] - extent["top"] < viewport["height"] / 2:
-        report.add("screenshot", f"{where}: the content is only {extent['bottom'] - extent['top']} px high")
-    drawn = [y for y in _inked_rows(shot, extent["left"], extent["right"]) if extent["top"] <= y <= extent["bottom"]]
+        report.add(
+            "screenshot", f"{where}: the content is only {extent['bottom'] - extent['top']} px high"
+        )
+    drawn = [
+        y
+        for y in _inked_rows(shot, extent["left"], extent["right"])
+        if extent["top"] <= y <= extent["bottom"]
+    ]
     last = drawn[-1] if drawn else 0
     # a quarter-size row stands for 4 page rows
-    if last < extent["bottom"] - 200 or 4 * len(drawn) < 0.2 * max(1, extent["bottom"] - extent["top"]):
-        report.add("screenshot", f"{where}: nothing drawn below {last} px, though content reaches "
-                                 f"{extent['bottom']} px ({len(drawn)} rows with ink)")
+    if last < extent["bottom"] - 200 or 4 * len(drawn) < 0.2 * max(
+        1, extent["bottom"] - extent["top"]
+    ):
+        report.add(
+            "screenshot",
+            f"{where}: nothing drawn below {last} px, though content reaches "
+            f"{extent['bottom']} px ({len(drawn)} rows with ink)",
+        )
 
 
 def _visible_without_controls(root):
     """A picture of a widget area with its controls hidden: what the controls change."""
     page = root.page
-    page.add_style_tag(content=".bertlab-hide-controls .widget-dropdown, .bertlab-hide-controls "
-                               ".widget-slider, .bertlab-hide-controls .widget-readout "
-                               "{visibility: hidden !important}")
+    page.add_style_tag(
+        content=".bertlab-hide-controls .widget-dropdown, .bertlab-hide-controls "
+        ".widget-slider, .bertlab-hide-controls .widget-readout "
+        "{visibility: hidden !important}"
+    )
     root.evaluate("el => el.classList.add('bertlab-hide-controls')")
     try:
         return root.screenshot(animations="disabled")
@@ -344,8 +385,15 @@ def check_controls(page, report: PageReport) -> None:
                     report.add("controls", f"{label}: changing it did not change what is shown")
 
 
-def visit(context, base: str, path: str, *, screenshots: Path | None = None,
-          widths: dict[str, dict] | None = None, controls: bool = True) -> PageReport:
+def visit(
+    context,
+    base: str,
+    path: str,
+    *,
+    screenshots: Path | None = None,
+    widths: dict[str, dict] | None = None,
+    controls: bool = True,
+) -> PageReport:
     """Open ``base + path`` at laptop width and check it; then take a screenshot at each width."""
     widths = {"laptop": LAPTOP, "phone": PHONE} if widths is None else widths
     report = PageReport(path)
@@ -385,13 +433,19 @@ def visit(context, base: str, path: str, *, screenshots: Path | None = None,
             if not view["drawn"]:
                 report.add("widgets", f"widget view {view['id']} was not drawn")
         facts = page.evaluate(_FACTS_JS)
-        report.widget_views, report.prose, report.links = facts["views"], facts["prose"], facts["links"]
+        report.widget_views, report.prose, report.links = (
+            facts["views"],
+            facts["prose"],
+            facts["links"],
+        )
         report.exercise, report.formulas = facts["exercise"], len(facts["math"])
         if facts["text"] < 100:
             report.add("screenshot", f"the page shows only {facts['text']} characters of text")
         for image in facts["images"]:
             name = image["src"].removeprefix(base)[:80]
-            if not image["ok"] and (image["shown"] or not image["inWidget"]):  # a hidden stack page may wait
+            if not image["ok"] and (
+                image["shown"] or not image["inWidget"]
+            ):  # a hidden stack page may wait
                 report.add("images", f"not loaded: {name}")
             # precomputed widget views are pictures of what the text around them describes;
             # ipywidgets' Image has no alt attribute to set

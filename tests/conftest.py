@@ -63,4 +63,6 @@ def _shared_params(item) -> list[str]:
 def pytest_itemcollected(item):
     """As each test is collected, before pytest-xdist reads the marks (in collection_modifyitems)."""
     if item.get_closest_marker("xdist_group") is None:
-        item.add_marker(pytest.mark.xdist_group("-".join([item.module.__name__, *_shared_params(item)])))
+        item.add_marker(
+            pytest.mark.xdist_group("-".join([item.module.__name__, *_shared_params(item)]))
+        )

@@ -48,7 +48,9 @@ def notebook_name(assignment: str, repo: Path = REPO) -> str:
     """The one notebook of an assignment (``solutions/<id>/<id>.ipynb``)."""
     notebooks = sorted((repo / "solutions" / assignment).glob("*.ipynb"))
     if len(notebooks) != 1:
-        raise ValueError(f"{assignment}: expected one notebook, found {[p.name for p in notebooks]}")
+        raise ValueError(
+            f"{assignment}: expected one notebook, found {[p.name for p in notebooks]}"
+        )
     return notebooks[0].stem
 
 
@@ -69,12 +71,16 @@ def venv_over_this_one(python: str, dest: Path) -> Path | None:
     site-packages, so it imports everything installed here without installing anything: a course's
     ``.venv`` inside a home folder (tests/grader/test_grading_secrecy.py), or one a student user can run
     (tests/grader/test_hub_exchange.py). Returns its site-packages, or None if ``python`` made no venv."""
-    made = subprocess.run([python, "-m", "venv", "--without-pip", str(dest)], capture_output=True, text=True)
+    made = subprocess.run(
+        [python, "-m", "venv", "--without-pip", str(dest)], capture_output=True, text=True
+    )
     if made.returncode:
         return None
     site = next((Path(dest) / "lib").glob("python3*/site-packages"))
     ours = [p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir()]
-    (site / "_bertlab_parent.pth").write_text("".join(f"import site; site.addsitedir({p!r})\n" for p in ours))
+    (site / "_bertlab_parent.pth").write_text(
+        "".join(f"import site; site.addsitedir({p!r})\n" for p in ours)
+    )
     return site
 
 
@@ -84,7 +90,9 @@ def release(course: Path, assignment: str) -> Path:
     return course / "exercises" / assignment / f"{notebook_name(assignment, course)}.ipynb"
 
 
-def replace_solutions(notebook: nbformat.NotebookNode, sources: dict[str, str]) -> nbformat.NotebookNode:
+def replace_solutions(
+    notebook: nbformat.NotebookNode, sources: dict[str, str]
+) -> nbformat.NotebookNode:
     """A copy of ``notebook`` whose cells with these grade ids hold the given sources."""
     notebook = nbformat.from_dict(notebook)
     found = set()
@@ -113,13 +121,17 @@ def autograde(course: Path, assignment: str) -> None:
     nbgrader(course, "autograde", assignment, "--create", "--force")
 
 
-def grader(course: Path, *args: str, allowed: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess:
+def grader(
+    course: Path, *args: str, allowed: tuple[int, ...] = (0,)
+) -> subprocess.CompletedProcess:
     """``python -m bertlab_grader <args>`` from the course root, as the Makefile's targets run it;
     raise with its output if it exits with a status not in ``allowed``."""
     cmd = [sys.executable, "-m", "bertlab_grader", *args]
     proc = subprocess.run(cmd, cwd=course, env=nbgrader_env(), capture_output=True, text=True)
     if proc.returncode not in allowed:
-        raise RuntimeError(f"{' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+        raise RuntimeError(
+            f"{' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+        )
     return proc
 
 
@@ -151,8 +163,7 @@ def scores(course: Path, assignment: str, student: str) -> dict[str, CellScore]:
             notebook_name(assignment, course), assignment, student
         )
         return {
-            g.name: CellScore(g.name, float(g.score), float(g.max_score))
-            for g in submission.grades
+            g.name: CellScore(g.name, float(g.score), float(g.max_score)) for g in submission.grades
         }
 
 
@@ -176,7 +187,9 @@ def marked_lines(solution: nbformat.NotebookNode, marker: str) -> list[str]:
 
     ``marker`` is ``"HIDDEN TESTS"`` or ``"SOLUTION"``: what must never reach a student.
     """
-    return feedback_redaction.lines_between(solution.cells, f"### BEGIN {marker}", f"### END {marker}")
+    return feedback_redaction.lines_between(
+        solution.cells, f"### BEGIN {marker}", f"### END {marker}"
+    )
 
 
 def marked_pairs(solution: nbformat.NotebookNode, marker: str) -> list[str]:

@@ -19,8 +19,10 @@ MEMORY_BOMB = "blocks = [bytearray(2**28) for _ in range(20)]  # 5 GB"
 MEMORY_CAP_SAID = "over the memory cap"
 
 #: 100 processes that wait: the grader stops the kernel at its process cap.
-PROCESS_BOMB = ("import subprocess, time\nps = [subprocess.Popen(['sleep', '300']) for _ in range(100)]\n"
-                "time.sleep(300)")
+PROCESS_BOMB = (
+    "import subprocess, time\nps = [subprocess.Popen(['sleep', '300']) for _ in range(100)]\n"
+    "time.sleep(300)"
+)
 PROCESS_CAP_SAID = "processes, more than the cap"
 
 #: The kernel kills itself.
@@ -36,8 +38,10 @@ TIME_LIMIT_CASE = "# a time-limit case"
 ENDLESS_LOOP = f"{TIME_LIMIT_CASE}\nwhile True:\n    pass"
 
 #: Ignores the interrupt and sleeps for 10 minutes: the grader stops the kernel.
-IGNORES_INTERRUPT = (f"{TIME_LIMIT_CASE}\nimport signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
-                     "time.sleep(600)")
+IGNORES_INTERRUPT = (
+    f"{TIME_LIMIT_CASE}\nimport signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+    "time.sleep(600)"
+)
 IGNORED_INTERRUPT_SAID = "limit and ignored the interrupt"
 
 
@@ -47,12 +51,15 @@ def short_time_limits(course, seconds: int = 5, grace: int = 5) -> None:
     own limit, nbclient's ``timeout_func``), and a kernel that has not stopped ``grace`` seconds
     after an interrupt is stopped (``GuardedExecute.interrupt_grace``; the course's is 30 s)."""
     with (course / "autograder" / "nbgrader_config.py").open("a") as config:
-        config.write(f"\nc.Execute.timeout_func = lambda cell, limit=c.Execute.timeout: "
-                     f"{seconds} if cell.source.startswith({TIME_LIMIT_CASE!r}) else limit\n"
-                     f"c.GuardedExecute.interrupt_grace = {grace}\n")
+        config.write(
+            f"\nc.Execute.timeout_func = lambda cell, limit=c.Execute.timeout: "
+            f"{seconds} if cell.source.startswith({TIME_LIMIT_CASE!r}) else limit\n"
+            f"c.GuardedExecute.interrupt_grace = {grace}\n"
+        )
+
 
 #: Three connections out; the sandbox has no network, so each prints "no network:".
-NETWORK = '''
+NETWORK = """
 import socket
 for where in [("1.1.1.1", 53), ("pypi.org", 443), ("127.0.0.1", 22)]:
     try:
@@ -60,7 +67,7 @@ for where in [("1.1.1.1", 53), ("pypi.org", 443), ("127.0.0.1", 22)]:
         print("reached", where)
     except OSError as exc:
         print("no network:", where, exc)
-'''
+"""
 
 
 def flood(n_bytes: int) -> str:
@@ -94,8 +101,15 @@ def own_graded_cell(notebook, at: int = 2, grade_id: str = "bonus", points: int 
     (nbgrader grades only the cells its gradebook knows)."""
     notebook = nbformat.from_dict(notebook)
     cell = nbformat.v4.new_code_cell("pass")
-    cell.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True, "points": points,
-                                 "grade_id": grade_id, "schema_version": 3, "task": False}
+    cell.metadata["nbgrader"] = {
+        "grade": True,
+        "solution": False,
+        "locked": True,
+        "points": points,
+        "grade_id": grade_id,
+        "schema_version": 3,
+        "task": False,
+    }
     notebook.cells.insert(at, cell)
     return notebook
 
@@ -105,7 +119,11 @@ def copy_test_cell(notebook, grade_id: str):
     does: the copy keeps the cell's nbgrader metadata (its grade id too) and gets a new cell id.
     nbgrader's ``DeduplicateIds`` keeps the metadata of the last copy only."""
     notebook = nbformat.from_dict(notebook)
-    at = next(i for i, c in enumerate(notebook.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    at = next(
+        i
+        for i, c in enumerate(notebook.cells)
+        if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id
+    )
     copy = nbformat.from_dict(notebook.cells[at])
     copy.id = nbformat.v4.new_code_cell().id
     notebook.cells.insert(at + 1, copy)

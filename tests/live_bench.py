@@ -44,8 +44,12 @@ _TIMINGS_JS = """async () => {
 def live_models() -> list[str]:
     """Print the boxes' timings and bytes; returns [] (reported, not budgeted)."""
     out = course_fixture.REPO / "_build" / "bench" / "web"
-    subprocess.run([sys.executable, "-m", "reference.web_models", str(out)], check=True, stdout=subprocess.DEVNULL,
-                   cwd=course_fixture.REPO / "book")
+    subprocess.run(
+        [sys.executable, "-m", "reference.web_models", str(out)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        cwd=course_fixture.REPO / "book",
+    )
     site = out.parent / "web-site"
     site.mkdir(exist_ok=True)
     (site / "index.html").write_text("<!doctype html><title>bench</title>")
@@ -63,11 +67,20 @@ def live_models() -> list[str]:
             key = part if part in ("models", "ort") else "the boxes' modules"
             sizes[key] = sizes.get(key, 0) + path.stat().st_size
     print("\nthe Try it boxes in headless Chromium (wasm, one thread):")
-    print(f"  fill-mask model load (download + session): {timings['load']:.1f} s   (goal {GOALS['load_s']} s)")
-    print(f"  one fill-mask query:                       {timings['query']:.0f} ms   (goal {GOALS['query_ms']} ms)")
-    print(f"  one canvas step, 32 positions:             {timings['step']:.0f} ms   (goal {GOALS['step_ms']} ms)")
-    print("  bytes added to the site: " + ", ".join(f"{k} {v / 1e6:.1f} MB" for k, v in sorted(sizes.items()))
-          + f"; {sum(sizes.values()) / 1e6:.1f} MB in all")
+    print(
+        f"  fill-mask model load (download + session): {timings['load']:.1f} s   (goal {GOALS['load_s']} s)"
+    )
+    print(
+        f"  one fill-mask query:                       {timings['query']:.0f} ms   (goal {GOALS['query_ms']} ms)"
+    )
+    print(
+        f"  one canvas step, 32 positions:             {timings['step']:.0f} ms   (goal {GOALS['step_ms']} ms)"
+    )
+    print(
+        "  bytes added to the site: "
+        + ", ".join(f"{k} {v / 1e6:.1f} MB" for k, v in sorted(sizes.items()))
+        + f"; {sum(sizes.values()) / 1e6:.1f} MB in all"
+    )
     return []
 
 

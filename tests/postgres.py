@@ -23,7 +23,9 @@ ENV_VAR = "BERTLAB_TEST_POSTGRES"
 
 
 def _bin(name: str) -> str | None:
-    found = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), key=lambda p: int(p.split("/")[4]))
+    found = sorted(
+        glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), key=lambda p: int(p.split("/")[4])
+    )
     return found[-1] if found else shutil.which(name)
 
 
@@ -46,7 +48,11 @@ class Server:
             self.why = "no PostgreSQL server binaries (apt install postgresql; .ci/run installs it)"
             return self
         run_as: list[str] = []
-        folder = Path(tempfile.mkdtemp(prefix="bertlab-pg-", dir="/var/tmp" if os.path.isdir("/var/tmp") else None))
+        folder = Path(
+            tempfile.mkdtemp(
+                prefix="bertlab-pg-", dir="/var/tmp" if os.path.isdir("/var/tmp") else None
+            )
+        )
         if os.geteuid() == 0:
             try:
                 user = pwd.getpwnam("postgres")
@@ -57,14 +63,38 @@ class Server:
             run_as = ["runuser", "-u", "postgres", "--"]
         port, data = _free_port(), folder / "data"
         try:
-            subprocess.run(run_as + [initdb, "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync"],
-                           check=True, capture_output=True, text=True, timeout=120)
-            subprocess.run(run_as + [pg_ctl, "-D", str(data), "-l", str(folder / "log"), "-w", "-t", "60", "-o",
-                                     f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off", "start"],
-                           check=True, capture_output=True, text=True, timeout=120)
+            subprocess.run(
+                run_as + [initdb, "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync"],
+                check=True,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            subprocess.run(
+                run_as
+                + [
+                    pg_ctl,
+                    "-D",
+                    str(data),
+                    "-l",
+                    str(folder / "log"),
+                    "-w",
+                    "-t",
+                    "60",
+                    "-o",
+                    f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off",
+                    "start",
+                ],
+                check=True,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as exc:
             log = (folder / "log").read_text() if (folder / "log").is_file() else ""
-            self.why = f"could not start PostgreSQL: {getattr(exc, 'stderr', '') or exc} {log[-500:]}"
+            self.why = (
+                f"could not start PostgreSQL: {getattr(exc, 'stderr', '') or exc} {log[-500:]}"
+            )
             return self
         self.url = f"postgresql+psycopg2://postgres@127.0.0.1:{port}"
         self._stop = run_as + [pg_ctl, "-D", str(data), "-m", "immediate", "stop"], folder

@@ -55,15 +55,23 @@ def cells(assignment: str) -> list[dict]:
             continue
         meta = cell.metadata.get("nbgrader", {})
         kind = "solution" if meta.get("solution") else "test" if meta.get("grade") else "other"
-        found.append({"source": cell.source, "grade_id": meta.get("grade_id"), "kind": kind,
-                      "points": float(meta.get("points", 0) or 0)})
+        found.append(
+            {
+                "source": cell.source,
+                "grade_id": meta.get("grade_id"),
+                "kind": kind,
+                "points": float(meta.get("points", 0) or 0),
+            }
+        )
     return found
 
 
 def defined_names(source: str) -> set[str]:
     """The functions and classes a solution cell defines (top level)."""
     try:
-        return {n.name for n in ast.parse(source).body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+        return {
+            n.name for n in ast.parse(source).body if isinstance(n, (ast.FunctionDef, ast.ClassDef))
+        }
     except SyntaxError:
         return set()
 
@@ -113,7 +121,11 @@ def changed_names(notebook: list[dict], sources: dict[str, str]) -> set[str]:
                 callers[name] = sources.get(cell["grade_id"], cell["source"])
     grew = True
     while grew:
-        more = {name for name, source in callers.items() if name not in changed and mentions(source, changed)}
+        more = {
+            name
+            for name, source in callers.items()
+            if name not in changed and mentions(source, changed)
+        }
         changed |= more
         grew = bool(more)
     return changed
@@ -162,7 +174,9 @@ def grade_all(assignment: str) -> dict:
     os.chdir(REPO / "solutions" / assignment)  # where nbgrader runs the notebook
     os.environ.setdefault("NBGRADER_EXECUTION", "autograde")
     config = Config()
-    config.HistoryManager.hist_file = ":memory:"  # as the grader's kernels (autograder/nbgrader_config.py)
+    config.HistoryManager.hist_file = (
+        ":memory:"  # as the grader's kernels (autograder/nbgrader_config.py)
+    )
     config.InteractiveShell.xmode = "Minimal"
     shell = InteractiveShell.instance(config=config)
     notebook = cells(assignment)
@@ -173,7 +187,9 @@ def grade_all(assignment: str) -> dict:
         for name, sources in found[kind].items():
             missing = set(sources) - set(index)
             if missing:
-                raise KeyError(f"{assignment}: variant {name} changes cells that do not exist: {sorted(missing)}")
+                raise KeyError(
+                    f"{assignment}: variant {name} changes cells that do not exist: {sorted(missing)}"
+                )
             starts.setdefault(min(index[g] for g in sources), []).append((kind, name, sources))
     report = {"solution": {}, "WRONG": {}, "CORRECT": {}, "CORE": found["CORE"]}
     for i, cell in enumerate(notebook):
@@ -183,7 +199,9 @@ def grade_all(assignment: str) -> dict:
         if cell["kind"] == "test":
             report["solution"][cell["grade_id"]] = {**outcome, "points": cell["points"]}
         elif not outcome["passed"]:
-            raise RuntimeError(f"{assignment}: the reference's cell {cell['grade_id'] or i} failed:\n{outcome['said']}")
+            raise RuntimeError(
+                f"{assignment}: the reference's cell {cell['grade_id'] or i} failed:\n{outcome['said']}"
+            )
     return report
 
 

@@ -56,10 +56,17 @@ def pairs_of(line: str, pos: str) -> list[dict]:
     """The pairs one ``data.<pos>`` line gives (format: WordNet's wndb(5) manual page)."""
     head, gloss = line.split(" | ", 1)
     fields = head.split()
-    words = [re.sub(r"\(.*\)$", "", fields[4 + 2 * i]).replace("_", " ") for i in range(int(fields[3], 16))]
+    words = [
+        re.sub(r"\(.*\)$", "", fields[4 + 2 * i]).replace("_", " ")
+        for i in range(int(fields[3], 16))
+    ]
     definition, _, examples = gloss.partition(";")  # the examples follow the definition
     definition = definition.strip()
-    if (definition.startswith('"') or BLOCKLIST.search(gloss) or not 2 <= len(definition.split()) <= MAX_TARGET_WORDS):
+    if (
+        definition.startswith('"')
+        or BLOCKLIST.search(gloss)
+        or not 2 <= len(definition.split()) <= MAX_TARGET_WORDS
+    ):
         return []
     rows = []
     for example in EXAMPLE.findall(examples):
@@ -67,9 +74,16 @@ def pairs_of(line: str, pos: str) -> list[dict]:
         used = next((w for w in words if word_in(w, example)), None)
         if used is None or len(example.split()) > MAX_SOURCE_WORDS:
             continue
-        rows.append({"word": used, "sentence": example, "definition": definition, "pos": pos,
-                     "synset": f"{PARTS[pos]}{fields[0]}",
-                     "split": "heldout" if held_out(pos, fields[0]) else "train"})
+        rows.append(
+            {
+                "word": used,
+                "sentence": example,
+                "definition": definition,
+                "pos": pos,
+                "synset": f"{PARTS[pos]}{fields[0]}",
+                "split": "heldout" if held_out(pos, fields[0]) else "train",
+            }
+        )
     return rows
 
 
@@ -90,8 +104,10 @@ def source_text(row: dict) -> str:
 def load(split: str | None = None, path: Path = DATA) -> list[dict]:
     """The shipped pairs (``split``: "train", "heldout" or None for both), in file order."""
     if not path.is_file():
-        raise FileNotFoundError(f"bertlab: {path} is missing; rebuild it with "
-                                "`python -m bertlab.bert2bert.definitions --wordnet <wordnet folder>`")
+        raise FileNotFoundError(
+            f"bertlab: {path} is missing; rebuild it with "
+            "`python -m bertlab.bert2bert.definitions --wordnet <wordnet folder>`"
+        )
     with gzip.open(path, "rt", encoding="utf-8") as f:
         rows = [json.loads(line) for line in f]
     return [r for r in rows if split is None or r["split"] == split]
@@ -99,13 +115,20 @@ def load(split: str | None = None, path: Path = DATA) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--wordnet", type=Path, required=True, help="folder holding data.noun, data.verb, ...")
+    parser.add_argument(
+        "--wordnet", type=Path, required=True, help="folder holding data.noun, data.verb, ..."
+    )
     parser.add_argument("--out", type=Path, default=DATA)
     args = parser.parse_args()
     rows = build(args.wordnet)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     write_jsonl(rows, args.out)
-    print(len(rows), "pairs", dict(Counter(r["split"] for r in rows)), dict(Counter(r["pos"] for r in rows)))
+    print(
+        len(rows),
+        "pairs",
+        dict(Counter(r["split"] for r in rows)),
+        dict(Counter(r["pos"] for r in rows)),
+    )
 
 
 if __name__ == "__main__":

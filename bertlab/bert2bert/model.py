@@ -21,8 +21,12 @@ from bertlab.heads import captured_transformers_log
 
 def special_ids(tokenizer) -> dict[str, int]:
     """The decoder's start ([CLS]), end ([SEP]) and padding ([PAD]) ids, plus the vocabulary size."""
-    return {"decoder_start_token_id": tokenizer.cls_token_id, "eos_token_id": tokenizer.sep_token_id,
-            "pad_token_id": tokenizer.pad_token_id, "vocab_size": len(tokenizer)}
+    return {
+        "decoder_start_token_id": tokenizer.cls_token_id,
+        "eos_token_id": tokenizer.sep_token_id,
+        "pad_token_id": tokenizer.pad_token_id,
+        "vocab_size": len(tokenizer),
+    }
 
 
 def warm_start(path: str, tokenizer, tie: bool = False, seed: int = 0):
@@ -97,6 +101,9 @@ def freeze_encoder(model) -> int:
 def trained_names(model) -> list[str]:
     """State-dict keys of the decoder that can change in training (all but the word embeddings and
     the output projection tied to them): what the shipped weights hold."""
-    frozen = {"decoder.bert.embeddings.word_embeddings.weight", "decoder.cls.predictions.decoder.weight",
-              "decoder.cls.predictions.decoder.bias"}  # the last is tied to cls.predictions.bias
+    frozen = {
+        "decoder.bert.embeddings.word_embeddings.weight",
+        "decoder.cls.predictions.decoder.weight",
+        "decoder.cls.predictions.decoder.bias",
+    }  # the last is tied to cls.predictions.bias
     return [k for k in model.state_dict() if k.startswith("decoder.") and k not in frozen]

@@ -32,17 +32,25 @@ def held_out_sample(n: int = 300) -> list[dict]:
             rows.append(row)
     if len(rows) < n:
         raise ValueError(f"only {len(rows)} held-out synsets, {n} asked")
-    return rows[::len(rows) // n][:n]  # spread over the file: every part of speech
+    return rows[:: len(rows) // n][:n]  # spread over the file: every part of speech
 
 
-def write_definitions(model, tokenizer, rows: list[dict], batch_size: int = 50, desc: str = "writing",
-                      **generate_kwargs) -> list[str]:
+def write_definitions(
+    model,
+    tokenizer,
+    rows: list[dict],
+    batch_size: int = 50,
+    desc: str = "writing",
+    **generate_kwargs,
+) -> list[str]:
     """What an ``EncoderDecoderModel`` writes for each pair's source, with ``generate``."""
     written = []
     model.eval()
     for start in tqdm(range(0, len(rows), batch_size), desc=desc, leave=False):
-        sources = [definitions.source_text(r) for r in rows[start:start + batch_size]]
-        batch = tokenizer(sources, padding=True, truncation=True, max_length=48, return_tensors="pt")
+        sources = [definitions.source_text(r) for r in rows[start : start + batch_size]]
+        batch = tokenizer(
+            sources, padding=True, truncation=True, max_length=48, return_tensors="pt"
+        )
         with torch.inference_mode():
             out = model.generate(**batch, **{"max_new_tokens": 24, **generate_kwargs})  # [B, L]
         written += [t.strip() for t in tokenizer.batch_decode(out, skip_special_tokens=True)]
@@ -56,7 +64,9 @@ def rouge(written: list[str], references: list[str]) -> dict[str, float]:
     scorer = rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=True)
     scores = [scorer.score(ref, out) for out, ref in zip(written, references)]
     result = {t: 100 * statistics.fmean(s[t].fmeasure for s in scores) for t in ROUGE_TYPES}
-    result["exact"] = 100 * statistics.fmean(o.lower().split() == r.lower().split() for o, r in zip(written, references))
+    result["exact"] = 100 * statistics.fmean(
+        o.lower().split() == r.lower().split() for o, r in zip(written, references)
+    )
     result["words"] = statistics.fmean(len(o.split()) for o in written)
     return result
 
@@ -69,14 +79,20 @@ def rouge_per_text(written: list[str], references: list[str], kind: str = "rouge
     return [100 * scorer.score(ref, out)[kind].fmeasure for out, ref in zip(written, references)]
 
 
-def paired_bootstrap(a: list[float], b: list[float], resamples: int = 2000, seed: int = 0) -> tuple[float, float, float]:
+def paired_bootstrap(
+    a: list[float], b: list[float], resamples: int = 2000, seed: int = 0
+) -> tuple[float, float, float]:
     """Mean of ``a - b`` over the same items and its 95% percentile interval, resampling the items
     with replacement (Efron & Tibshirani 1993; Koehn 2004 for MT scores; Chapter 6b). Both
     lists score the same items in the same order."""
     if len(a) != len(b) or not a:
-        raise ValueError(f"paired scores need the same, non-zero number of items: {len(a)} and {len(b)}")
+        raise ValueError(
+            f"paired scores need the same, non-zero number of items: {len(a)} and {len(b)}"
+        )
     diff = torch.tensor(a, dtype=torch.float64) - torch.tensor(b, dtype=torch.float64)  # [n]
-    picks = torch.randint(len(diff), (resamples, len(diff)), generator=torch.Generator().manual_seed(seed))
+    picks = torch.randint(
+        len(diff), (resamples, len(diff)), generator=torch.Generator().manual_seed(seed)
+    )
     means = diff[picks].mean(dim=1)  # [resamples]
     low, high = torch.quantile(means, torch.tensor([0.025, 0.975], dtype=torch.float64)).tolist()
     return float(diff.mean()), low, high
@@ -84,10 +100,19 @@ def paired_bootstrap(a: list[float], b: list[float], resamples: int = 2000, seed
 
 def few_shot_conversation(row: dict, examples: list[dict]) -> list[dict]:
     """Chat messages asking a decoder for ``row``'s definition, after ``examples`` answered."""
+
     def ask(r: dict) -> str:
         return f'Define the word "{r["word"]}" as it is used in: "{r["sentence"]}"'
 
-    messages = [{"role": "system", "content": "You write short dictionary definitions, without the word itself."}]
+    messages = [
+        {
+            "role": "system",
+            "content": "You write short dictionary definitions, without the word itself.",
+        }
+    ]
     for example in examples:
-        messages += [{"role": "user", "content": ask(example)}, {"role": "assistant", "content": example["definition"]}]
+        messages += [
+            {"role": "user", "content": ask(example)},
+            {"role": "assistant", "content": example["definition"]},
+        ]
     return messages + [{"role": "user", "content": ask(row)}]

@@ -30,10 +30,20 @@ class Pairs(torch.utils.data.Dataset):
     in [SEP]."""
 
     def __init__(self, rows: list[dict], tokenizer):
-        sources = tokenizer([definitions.source_text(r) for r in rows], truncation=True, max_length=MAX_SOURCE_TOKENS)
-        targets = tokenizer([r["definition"] for r in rows], truncation=True, max_length=MAX_TARGET_TOKENS + 1)
-        self.items = [{"input_ids": s, "attention_mask": m, "labels": t[1:]}
-                      for s, m, t in zip(sources["input_ids"], sources["attention_mask"], targets["input_ids"])]
+        sources = tokenizer(
+            [definitions.source_text(r) for r in rows],
+            truncation=True,
+            max_length=MAX_SOURCE_TOKENS,
+        )
+        targets = tokenizer(
+            [r["definition"] for r in rows], truncation=True, max_length=MAX_TARGET_TOKENS + 1
+        )
+        self.items = [
+            {"input_ids": s, "attention_mask": m, "labels": t[1:]}
+            for s, m, t in zip(
+                sources["input_ids"], sources["attention_mask"], targets["input_ids"]
+            )
+        ]
 
     def __len__(self) -> int:
         return len(self.items)
@@ -56,20 +66,48 @@ class CurveLog:
             f.write(json.dumps({"step": state.global_step, **(logs or {})}) + "\n")
 
 
-def make_trainer(model, tokenizer, rows: list[dict], out: Path, max_steps: int, batch_size: int = 32,
-                 lr: float = 3e-4, warmup: int = 200, log_steps: int = 25, save_steps: int | None = 250,
-                 seed: int = 0, callbacks: list = ()):
+def make_trainer(
+    model,
+    tokenizer,
+    rows: list[dict],
+    out: Path,
+    max_steps: int,
+    batch_size: int = 32,
+    lr: float = 3e-4,
+    warmup: int = 200,
+    log_steps: int = 25,
+    save_steps: int | None = 250,
+    seed: int = 0,
+    callbacks: list = (),
+):
     """A ``Seq2SeqTrainer`` on ``rows``: AdamW with linear warm-up and decay, a checkpoint in
     ``out`` every ``save_steps`` steps (None: none), the loss logged every ``log_steps``.
     ``make bert2bert`` and Chapter 7's live run both train through it."""
     from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments
 
     training = Seq2SeqTrainingArguments(
-        output_dir=str(out), max_steps=max_steps, per_device_train_batch_size=batch_size,
-        learning_rate=lr, warmup_steps=warmup, lr_scheduler_type="linear", weight_decay=0.01,
-        logging_steps=log_steps, save_strategy="steps" if save_steps else "no", save_steps=save_steps or 500,
-        save_total_limit=2, seed=seed, data_seed=seed, report_to=[], use_cpu=not torch.cuda.is_available(),
-        dataloader_num_workers=0, disable_tqdm=False)
-    return Seq2SeqTrainer(model=model, args=training, train_dataset=Pairs(rows, tokenizer),
-                          data_collator=DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=-100),
-                          callbacks=list(callbacks))
+        output_dir=str(out),
+        max_steps=max_steps,
+        per_device_train_batch_size=batch_size,
+        learning_rate=lr,
+        warmup_steps=warmup,
+        lr_scheduler_type="linear",
+        weight_decay=0.01,
+        logging_steps=log_steps,
+        save_strategy="steps" if save_steps else "no",
+        save_steps=save_steps or 500,
+        save_total_limit=2,
+        seed=seed,
+        data_seed=seed,
+        report_to=[],
+        use_cpu=not torch.cuda.is_available(),
+        dataloader_num_workers=0,
+        disable_tqdm=False,
+    )
+    return Seq2SeqTrainer(
+        model=model,
+        args=training,
+        train_dataset=Pairs(rows, tokenizer),
+        data_collator=DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=-100),
+        callbacks=list(callbacks),
+    )

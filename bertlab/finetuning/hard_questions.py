@@ -30,12 +30,20 @@ import re
 #: An entry of a paragraph, "<word>: a kind of <hypernym>; <definition>." (``wordnet.kind_of_sentence``).
 ENTRY = re.compile(r"(?:^|(?<=\. ))([^.:;]+?): a kind of ([^;]+); ")
 TRAINED_QUESTION = "What is {word} a kind of?"
-PARAPHRASES = ["What kind of thing is {word}?", "{word} is a kind of what?",
-               "Which broader class does {word} belong to?"]
-DISTRACTOR_CLAUSES = ["not to be confused with {word}", "often compared with {word}",
-                      "unlike {word}"]
-_QUESTION_FORMS = [re.compile("^" + re.escape(form).replace(re.escape("{word}"), "(.+)") + "$")
-                   for form in [TRAINED_QUESTION, *PARAPHRASES]]
+PARAPHRASES = [
+    "What kind of thing is {word}?",
+    "{word} is a kind of what?",
+    "Which broader class does {word} belong to?",
+]
+DISTRACTOR_CLAUSES = [
+    "not to be confused with {word}",
+    "often compared with {word}",
+    "unlike {word}",
+]
+_QUESTION_FORMS = [
+    re.compile("^" + re.escape(form).replace(re.escape("{word}"), "(.+)") + "$")
+    for form in [TRAINED_QUESTION, *PARAPHRASES]
+]
 
 
 def entries(context: str) -> list[tuple[str, str, str]]:
@@ -51,7 +59,9 @@ def asked_word(question: str) -> str:
         found = form.match(question)
         if found:
             return found.group(1)
-    raise ValueError(f"not one of the question forms of bertlab.finetuning.hard_questions: {question!r}")
+    raise ValueError(
+        f"not one of the question forms of bertlab.finetuning.hard_questions: {question!r}"
+    )
 
 
 def rewrite(row: dict, paraphrase: bool, distractor: bool) -> dict:
@@ -61,7 +71,9 @@ def rewrite(row: dict, paraphrase: bool, distractor: bool) -> dict:
     word = asked_word(row["question"])
     found = entries(row["context"])
     if len(found) != 3 or sum(w == word for w, _, _ in found) != 1:
-        raise ValueError(f"row {row['id']}: expected three entries, one named {word!r}: {row['context']!r}")
+        raise ValueError(
+            f"row {row['id']}: expected three entries, one named {word!r}: {row['context']!r}"
+        )
     asked = next(i for i, (w, _, _) in enumerate(found) if w == word)
     sentences = [s for _, _, s in found]
     order = [0, 1, 2]
@@ -70,7 +82,9 @@ def rewrite(row: dict, paraphrase: bool, distractor: bool) -> dict:
         clause = rng.choice(DISTRACTOR_CLAUSES).format(word=word)
         sentences[other] = sentences[other].rstrip(".") + f", {clause}."
         rest = [i for i in range(3) if i not in (asked, other)]
-        position = rng.choice([1, 2])  # the asked entry is second or third, the distractor before it
+        position = rng.choice(
+            [1, 2]
+        )  # the asked entry is second or third, the distractor before it
         before = rng.randrange(position)  # where the distractor stands, before the asked entry
         order = [None] * 3
         order[position], order[before] = asked, other
@@ -78,18 +92,25 @@ def rewrite(row: dict, paraphrase: bool, distractor: bool) -> dict:
     context = " ".join(sentences[i] for i in order)
     question = rng.choice(PARAPHRASES).format(word=word) if paraphrase else row["question"]
     start = context.index(sentences[asked]) + len(f"{word}: a kind of ")
-    if context[start:start + len(row["answer"])] != row["answer"]:
+    if context[start : start + len(row["answer"])] != row["answer"]:
         raise AssertionError(f"row {row['id']}: the answer moved: {context!r}")
-    return {**row, "question": question, "context": context, "answer_start": start,
-            "asked_position": order.index(asked)}
+    return {
+        **row,
+        "question": question,
+        "context": context,
+        "answer_start": start,
+        "asked_position": order.index(asked),
+    }
 
 
 def hard_sets(rows: list[dict]) -> dict[str, list[dict]]:
     """The rows as trained, and the three rewrites: paraphrased, with a distractor, and both."""
-    return {"as trained": [rewrite(r, False, False) for r in rows],
-            "paraphrased": [rewrite(r, True, False) for r in rows],
-            "distractor": [rewrite(r, False, True) for r in rows],
-            "paraphrased + distractor": [rewrite(r, True, True) for r in rows]}
+    return {
+        "as trained": [rewrite(r, False, False) for r in rows],
+        "paraphrased": [rewrite(r, True, False) for r in rows],
+        "distractor": [rewrite(r, False, True) for r in rows],
+        "paraphrased + distractor": [rewrite(r, True, True) for r in rows],
+    }
 
 
 def question_blind(row: dict) -> list[str]:
@@ -101,7 +122,9 @@ def question_blind(row: dict) -> list[str]:
 def first_mention_rule(row: dict) -> str:
     """String matching: the hypernym of the first entry whose text contains the asked word."""
     word = re.compile(rf"\b{re.escape(asked_word(row['question']))}\b")
-    return next((kind for _, kind, sentence in entries(row["context"]) if word.search(sentence)), "")
+    return next(
+        (kind for _, kind, sentence in entries(row["context"]) if word.search(sentence)), ""
+    )
 
 
 def name_rule(row: dict) -> str:

@@ -31,8 +31,15 @@ def infinite(loader):
         yield from loader
 
 
-def train_loop(model, loader, optimizer, scheduler, steps: int, max_grad_norm: float = 1.0,
-               desc: str = "fine-tuning") -> list[float]:
+def train_loop(
+    model,
+    loader,
+    optimizer,
+    scheduler,
+    steps: int,
+    max_grad_norm: float = 1.0,
+    desc: str = "fine-tuning",
+) -> list[float]:
     """``steps`` optimisation steps over ``loader`` (cycled); returns the loss of every step.
 
     Each step: train mode, forward, backward, clip the gradients' global norm, optimizer step,
@@ -70,7 +77,9 @@ def predict(model, loader) -> tuple[torch.Tensor, torch.Tensor]:
         return torch.cat(predictions), torch.cat(labels)
     width = max(p.shape[1] for p in predictions)
     pad = lambda t, v: torch.nn.functional.pad(t, (0, width - t.shape[1]), value=v)  # noqa: E731
-    return torch.cat([pad(p, 0) for p in predictions]), torch.cat([pad(label, -100) for label in labels])
+    return torch.cat([pad(p, 0) for p in predictions]), torch.cat(
+        [pad(label, -100) for label in labels]
+    )
 
 
 def freeze_word_embeddings(model) -> int:
@@ -88,7 +97,9 @@ def freeze_word_embeddings(model) -> int:
 def snapshot(model) -> dict[str, torch.Tensor]:
     """A copy of every trainable parameter of the encoder (``model.bert``), to compare after
     training."""
-    return {name: p.detach().clone() for name, p in model.bert.named_parameters() if p.requires_grad}
+    return {
+        name: p.detach().clone() for name, p in model.bert.named_parameters() if p.requires_grad
+    }
 
 
 def layer_of(name: str) -> str:

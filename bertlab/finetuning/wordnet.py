@@ -48,10 +48,31 @@ from pathlib import Path
 
 #: Lexicographer file numbers of the noun files (WordNet's lexnames file).
 NOUN_FILES = {
-    3: "Tops", 4: "act", 5: "animal", 6: "artifact", 7: "attribute", 8: "body", 9: "cognition",
-    10: "communication", 11: "event", 12: "feeling", 13: "food", 14: "group", 15: "location",
-    16: "motive", 17: "object", 18: "person", 19: "phenomenon", 20: "plant", 21: "possession",
-    22: "process", 23: "quantity", 24: "relation", 25: "shape", 26: "state", 27: "substance",
+    3: "Tops",
+    4: "act",
+    5: "animal",
+    6: "artifact",
+    7: "attribute",
+    8: "body",
+    9: "cognition",
+    10: "communication",
+    11: "event",
+    12: "feeling",
+    13: "food",
+    14: "group",
+    15: "location",
+    16: "motive",
+    17: "object",
+    18: "person",
+    19: "phenomenon",
+    20: "plant",
+    21: "possession",
+    22: "process",
+    23: "quantity",
+    24: "relation",
+    25: "shape",
+    26: "state",
+    27: "substance",
     28: "time",
 }
 TOPICS = ["animal", "artifact", "food", "person", "plant"]
@@ -62,9 +83,12 @@ QA_PARAGRAPHS = 2000
 QA_HELDOUT_EVERY = 5  # every fifth paragraph is held out, made of held-out synsets only
 TAG_SENTENCES = 4000  # every definition naming a person, then place-only ones up to this many
 #: Definitions with these words are left out: the pages print examples at random.
-BLOCKLIST = re.compile(r"\b(sex\w*|penis|vagina\w*|genital\w*|intercourse|copulat\w*|homosexual\w*|"
-                       r"prostitut\w*|obscen\w*|erotic\w*|rape\w*|nigger|slur|offensive|disparaging|"
-                       r"derogatory|vulgar\w*|buttocks|anus|feces|excrement|urine|breasts?)\b", re.I)
+BLOCKLIST = re.compile(
+    r"\b(sex\w*|penis|vagina\w*|genital\w*|intercourse|copulat\w*|homosexual\w*|"
+    r"prostitut\w*|obscen\w*|erotic\w*|rape\w*|nigger|slur|offensive|disparaging|"
+    r"derogatory|vulgar\w*|buttocks|anus|feces|excrement|urine|breasts?)\b",
+    re.I,
+)
 WORD = re.compile(r"\w+(?:[-'.]\w+)*|[^\w\s]")
 
 
@@ -111,17 +135,30 @@ def gloss_topics(synsets: dict[str, Synset], seed: int = 0) -> list[dict]:
     rng = random.Random(seed)
     rows = []
     for topic in TOPICS:
-        pool = [s for s in synsets.values() if s.topic == topic and len(s.definition.split()) >= 4
-                and not any(p == "@i" for p, _ in s.pointers)]  # no named instances
+        pool = [
+            s
+            for s in synsets.values()
+            if s.topic == topic
+            and len(s.definition.split()) >= 4
+            and not any(p == "@i" for p, _ in s.pointers)
+        ]  # no named instances
         pool.sort(key=lambda s: s.offset)
         for s in rng.sample(pool, TOPICS_PER_CLASS):
-            rows.append({"id": s.offset, "text": shorten(s.definition), "label": TOPICS.index(topic),
-                         "split": "heldout" if held_out(s.offset) else "train"})
+            rows.append(
+                {
+                    "id": s.offset,
+                    "text": shorten(s.definition),
+                    "label": TOPICS.index(topic),
+                    "split": "heldout" if held_out(s.offset) else "train",
+                }
+            )
     rng.shuffle(rows)
     return rows
 
 
-def name_lexicon(synsets: dict[str, Synset]) -> tuple[dict[tuple[str, ...], str], set[tuple[str, ...]]]:
+def name_lexicon(
+    synsets: dict[str, Synset],
+) -> tuple[dict[tuple[str, ...], str], set[tuple[str, ...]]]:
     """Names of WordNet instances of people (PER) and places (LOC), as word tuples; and the
     names that are both (ambiguous)."""
     kinds: dict[tuple[str, ...], set[str]] = {}
@@ -130,7 +167,9 @@ def name_lexicon(synsets: dict[str, Synset]) -> tuple[dict[tuple[str, ...], str]
             continue
         for lemma in s.lemmas:
             if lemma[:1].isupper():
-                kinds.setdefault(tuple(WORD.findall(lemma)), set()).add("PER" if s.topic == "person" else "LOC")
+                kinds.setdefault(tuple(WORD.findall(lemma)), set()).add(
+                    "PER" if s.topic == "person" else "LOC"
+                )
     lexicon = {name: next(iter(k)) for name, k in kinds.items() if len(k) == 1}
     return lexicon, {name for name, k in kinds.items() if len(k) > 1}
 
@@ -140,12 +179,12 @@ def tag_words(words: list[str], lexicon: dict, ambiguous: set, longest: int) -> 
     tags, i = ["O"] * len(words), 0
     while i < len(words):
         for n in range(min(longest, len(words) - i), 0, -1):
-            name = tuple(words[i:i + n])
+            name = tuple(words[i : i + n])
             if name in ambiguous:
                 return None
             if name in lexicon:
                 kind = lexicon[name]
-                tags[i:i + n] = [f"B-{kind}"] + [f"I-{kind}"] * (n - 1)
+                tags[i : i + n] = [f"B-{kind}"] + [f"I-{kind}"] * (n - 1)
                 i += n
                 break
         else:
@@ -163,8 +202,14 @@ def name_tags(synsets: dict[str, Synset], seed: int = 0) -> list[dict]:
         tags = tag_words(words, lexicon, ambiguous, longest)
         if tags is None or all(t == "O" for t in tags):
             continue
-        rows.append({"id": s.offset, "words": words, "tags": [TAGS.index(t) for t in tags],
-                     "split": "heldout" if held_out(s.offset) else "train"})
+        rows.append(
+            {
+                "id": s.offset,
+                "words": words,
+                "tags": [TAGS.index(t) for t in tags],
+                "split": "heldout" if held_out(s.offset) else "train",
+            }
+        )
     rng = random.Random(seed)
     with_person = [r for r in rows if TAGS.index("B-PER") in r["tags"]]
     places_only = [r for r in rows if TAGS.index("B-PER") not in r["tags"]]
@@ -189,12 +234,18 @@ def kind_of_questions(synsets: dict[str, Synset], seed: int = 0) -> tuple[list[d
         if hyper[0] not in synsets:  # a hypernym left out by the blocklist
             continue
         name = synsets[hyper[0]].lemmas[0]
-        if len(name.split()) <= 3 and name.lower() not in s.definition.lower() and name != s.lemmas[0]:
+        if (
+            len(name.split()) <= 3
+            and name.lower() not in s.definition.lower()
+            and name != s.lemmas[0]
+        ):
             pool.append((s, name))
     # A paragraph is made of training synsets only or of held-out synsets only, so a held-out
     # question's paragraph was never read in training, neither its answer nor its other entries.
-    pools = {"train": [p for p in pool if not held_out(p[0].offset)],
-             "heldout": [p for p in pool if held_out(p[0].offset)]}
+    pools = {
+        "train": [p for p in pool if not held_out(p[0].offset)],
+        "heldout": [p for p in pool if held_out(p[0].offset)],
+    }
     rows = []
     for i in range(QA_PARAGRAPHS):
         split = "heldout" if i % QA_HELDOUT_EVERY == 0 else "train"
@@ -204,9 +255,17 @@ def kind_of_questions(synsets: dict[str, Synset], seed: int = 0) -> tuple[list[d
         sentences = [kind_of_sentence(s, h) for s, h in picked]
         context = " ".join(sentences)
         start = context.index(sentences[slot]) + len(asked.lemmas[0]) + len(": a kind of ")
-        assert context[start:start + len(answer)] == answer
-        rows.append({"id": asked.offset, "question": f"What is {asked.lemmas[0]} a kind of?", "context": context,
-                     "answer": answer, "answer_start": start, "split": split})
+        assert context[start : start + len(answer)] == answer
+        rows.append(
+            {
+                "id": asked.offset,
+                "question": f"What is {asked.lemmas[0]} a kind of?",
+                "context": context,
+                "answer": answer,
+                "answer_start": start,
+                "split": split,
+            }
+        )
     # a long document (well over 512 tokens): 120 such sentences, and questions about some of them
     document = [kind_of_sentence(s, h) for s, h in rng.sample(pool, 120)]
     return rows, document

@@ -21,7 +21,9 @@ def self_bleu(texts: list[str]) -> float:
     from sacrebleu.metrics import BLEU
 
     bleu = BLEU(effective_order=True)
-    scores = [bleu.sentence_score(text, texts[:i] + texts[i + 1:]).score for i, text in enumerate(texts)]
+    scores = [
+        bleu.sentence_score(text, texts[:i] + texts[i + 1 :]).score for i, text in enumerate(texts)
+    ]
     return sum(scores) / len(scores)
 
 
@@ -41,10 +43,14 @@ def perplexities(model, tokenizer, prompts: list[str], continuations: list[str])
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     ids = torch.tensor([r + [pad] * (width - len(r)) for r in rows])  # [B, T]
     attention = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows])  # [B, T]
-    logits = model(input_ids=ids, attention_mask=attention).logits[:, :-1]  # [B, T - 1, V]: i predicts i + 1
-    nll = torch.nn.functional.cross_entropy(logits.float().transpose(1, 2), ids[:, 1:], reduction="none")  # [B, T - 1]
+    logits = model(input_ids=ids, attention_mask=attention).logits[
+        :, :-1
+    ]  # [B, T - 1, V]: i predicts i + 1
+    nll = torch.nn.functional.cross_entropy(
+        logits.float().transpose(1, 2), ids[:, 1:], reduction="none"
+    )  # [B, T - 1]
     result = []
     for b, (r, c) in enumerate(zip(rows, contexts)):
-        scored = nll[b, c - 1:len(r) - 1]  # the continuation's tokens only
+        scored = nll[b, c - 1 : len(r) - 1]  # the continuation's tokens only
         result.append(math.exp(scored.mean().item()) if len(scored) else float("nan"))
     return result

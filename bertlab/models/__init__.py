@@ -18,15 +18,38 @@ from bertlab.models.bert2bert import bert2bert_model_path
 from bertlab.models.cache import cache_root, public_path
 from bertlab.models.decoder import DECODER_ENV_VAR, decoder_path
 from bertlab.models.diffusion import diffusion_model_path
-from bertlab.models.encoder import (ENV_VAR, MINILM, checkpoint_path, default_model_path, describe, minilm_path,
-                                    model_path)
+from bertlab.models.encoder import (
+    ENV_VAR,
+    MINILM,
+    checkpoint_path,
+    default_model_path,
+    describe,
+    minilm_path,
+    model_path,
+)
 from bertlab.models.resolve import ModelNotAvailableError, resolve_named
 from bertlab.models.shipped import DamagedCheckpointError
 
-__all__ = ["DECODER_ENV_VAR", "ENV_VAR", "MINILM", "DamagedCheckpointError", "ModelNotAvailableError",
-           "bert2bert_model_path", "cache_root", "checkpoint_path", "decoder_path", "default_model_path",
-           "describe", "diffusion_model_path", "kernel_folders", "minilm_path", "model_path", "prepare_all",
-           "public_path", "resolve_named"]
+__all__ = [
+    "DECODER_ENV_VAR",
+    "ENV_VAR",
+    "MINILM",
+    "DamagedCheckpointError",
+    "ModelNotAvailableError",
+    "bert2bert_model_path",
+    "cache_root",
+    "checkpoint_path",
+    "decoder_path",
+    "default_model_path",
+    "describe",
+    "diffusion_model_path",
+    "kernel_folders",
+    "minilm_path",
+    "model_path",
+    "prepare_all",
+    "public_path",
+    "resolve_named",
+]
 
 
 def prepare_all() -> None:

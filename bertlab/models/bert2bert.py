@@ -43,9 +43,16 @@ def load_trained(weights_dir: Path, record: dict):
     from safetensors.torch import load_file
     from transformers import AutoTokenizer
 
-    from bertlab.bert2bert.model import freeze_word_embeddings, trainable_names, trained_names, warm_start
+    from bertlab.bert2bert.model import (
+        freeze_word_embeddings,
+        trainable_names,
+        trained_names,
+        warm_start,
+    )
 
-    path = checkpoint_path()  # the weights were trained on the course checkpoint, whatever BERTLAB_MODEL says
+    path = (
+        checkpoint_path()
+    )  # the weights were trained on the course checkpoint, whatever BERTLAB_MODEL says
     tokenizer = AutoTokenizer.from_pretrained(path)
     shared = bool(record.get("shared"))
     model = warm_start(path, tokenizer, tie=shared)
@@ -54,8 +61,10 @@ def load_trained(weights_dir: Path, record: dict):
     trained = load_file(Path(weights_dir) / record["weights_file"])
     missing = set(trainable_names(model) if shared else trained_names(model)) - set(trained)
     if missing:
-        raise DamagedCheckpointError(f"bertlab: {weights_dir} lacks {len(missing)} trained tensors "
-                                     f"(e.g. {sorted(missing)[0]}); retrain with `make bert2bert`")
+        raise DamagedCheckpointError(
+            f"bertlab: {weights_dir} lacks {len(missing)} trained tensors "
+            f"(e.g. {sorted(missing)[0]}); retrain with `make bert2bert`"
+        )
     state = model.state_dict()
     model.load_state_dict({k: v.to(state[k].dtype) for k, v in trained.items()}, strict=False)
     model.config.bertlab_name = record["bertlab_name"]
@@ -77,7 +86,9 @@ def bert2bert_path(weights_dir: Path | None = None, cache_dir: Path | None = Non
     fail their sha256 check, ``FileNotFoundError`` (saying to run ``make bert2bert``) when none ship.
     """
     weights_dir = Path(weights_dir or WEIGHTS_DIR)
-    return shipped.assemble_once(weights_dir, manifest(weights_dir), assemble, "bert2bert-", cache_dir)
+    return shipped.assemble_once(
+        weights_dir, manifest(weights_dir), assemble, "bert2bert-", cache_dir
+    )
 
 
 def bert2bert_model_path(name: str | None = None) -> str:

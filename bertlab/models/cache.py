@@ -40,7 +40,8 @@ def is_intact(folder: Path, **expected) -> bool:
     try:
         marker = json.loads((Path(folder) / MARKER).read_text())
         return all(marker.get(k) == v for k, v in expected.items()) and all(
-            (Path(folder) / name).stat().st_size == n for name, n in marker["sizes"].items())
+            (Path(folder) / name).stat().st_size == n for name, n in marker["sizes"].items()
+        )
     except (OSError, ValueError, KeyError):
         return False
 
@@ -59,7 +60,9 @@ def build_once(final: Path, build: Callable[[Path], None], **marker) -> str:
         build(tmp)
         sizes = {f.name: f.stat().st_size for f in tmp.iterdir()}
         (tmp / MARKER).write_text(json.dumps({**marker, "sizes": sizes}))
-        if is_intact(final, **marker):  # another process finished first (and may be reading it): keep its
+        if is_intact(
+            final, **marker
+        ):  # another process finished first (and may be reading it): keep its
             return str(final)
         if final.exists():  # an invalid leftover: replace it
             shutil.rmtree(final, ignore_errors=True)
@@ -76,7 +79,11 @@ def build_once(final: Path, build: Callable[[Path], None], **marker) -> str:
 @contextmanager
 def quiet_hub_bars():
     """No "Writing model shards" bar while a folder is built (pages would save it as a widget)."""
-    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
+    from huggingface_hub.utils import (
+        are_progress_bars_disabled,
+        disable_progress_bars,
+        enable_progress_bars,
+    )
 
     hub_bars = not are_progress_bars_disabled()
     disable_progress_bars()
@@ -98,9 +105,11 @@ def public_path(path: str) -> str:
     import sysconfig
 
     prefixes = [(str(cache_root()), "$BERTLAB_CACHE")]
-    prefixes += [(p, "<site-packages>") for p in {sysconfig.get_paths()["purelib"], *site.getsitepackages()}]
+    prefixes += [
+        (p, "<site-packages>") for p in {sysconfig.get_paths()["purelib"], *site.getsitepackages()}
+    ]
     prefixes += [(str(Path.home()), "~")]
     for prefix, name in prefixes:
         if path == prefix or path.startswith(prefix.rstrip(os.sep) + os.sep):
-            return name + path[len(prefix.rstrip(os.sep)):]
+            return name + path[len(prefix.rstrip(os.sep)) :]
     return path

@@ -78,7 +78,9 @@ def convert(gguf: Path, dest: Path) -> None:
     finally:
         if bars:
             logging.enable_progress_bar()
-    model.hf_quantizer = None  # the weights are plain float32 now; without this save_pretrained refuses
+    model.hf_quantizer = (
+        None  # the weights are plain float32 now; without this save_pretrained refuses
+    )
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     model.config.bertlab_name = NAME

@@ -51,8 +51,10 @@ def assemble(weights_dir: Path, dest: Path, record: dict) -> None:
     state = model.state_dict()
     unknown = set(trained) - set(state)
     if unknown:
-        raise DamagedCheckpointError(f"bertlab: {weights_dir} holds tensors the course checkpoint lacks "
-                                     f"(e.g. {sorted(unknown)[0]}); retrain with `make diffusion`")
+        raise DamagedCheckpointError(
+            f"bertlab: {weights_dir} holds tensors the course checkpoint lacks "
+            f"(e.g. {sorted(unknown)[0]}); retrain with `make diffusion`"
+        )
     model.load_state_dict({k: v.to(state[k].dtype) for k, v in trained.items()}, strict=False)
     model.config.bertlab_name = record["bertlab_name"]
     with quiet_hub_bars():
@@ -67,7 +69,9 @@ def diffusion_path(weights_dir: Path | None = None, cache_dir: Path | None = Non
     fail their sha256 check, ``FileNotFoundError`` (saying to run ``make diffusion``) when none ship.
     """
     weights_dir = Path(weights_dir or WEIGHTS_DIR)
-    return shipped.assemble_once(weights_dir, manifest(weights_dir), assemble, "diffusion-", cache_dir)
+    return shipped.assemble_once(
+        weights_dir, manifest(weights_dir), assemble, "diffusion-", cache_dir
+    )
 
 
 def control_path(cache_dir: Path | None = None) -> str:

@@ -41,7 +41,12 @@ ENV_VAR = MODELS["encoder"].env_var
 MINILM = "all-MiniLM-L6-v2"
 
 WEIGHTS_DIR = shipped.WEIGHTS / "encoder"
-TOKENIZER_FILES = ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
+TOKENIZER_FILES = (
+    "vocab.txt",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+)
 
 
 def minilm_path() -> str:
@@ -80,7 +85,9 @@ def assemble(weights_dir: Path, dest: Path, manifest: dict, base: Path | None = 
             f"bertlab: {base}/model.safetensors is not the base this checkpoint was trained from "
             f"(sha256 differs from {manifest['base']['sha256'][:8]}...); reinstall {manifest['base']['package']}."
         )
-    state = {f"bert.{k}": v for k, v in load_file(base / "model.safetensors").items()}  # base incl. pooler
+    state = {
+        f"bert.{k}": v for k, v in load_file(base / "model.safetensors").items()
+    }  # base incl. pooler
     for k, v in load_file(Path(weights_dir) / manifest["delta_file"]).items():
         state[k] = v.to(torch.float32)  # fp16 delta -> fp32 like the base
     save_file(state, dest / "model.safetensors", metadata={"format": "pt"})
@@ -89,18 +96,23 @@ def assemble(weights_dir: Path, dest: Path, manifest: dict, base: Path | None = 
         if (base / name).is_file():
             shutil.copyfile(base / name, dest / name)
     if not (dest / "vocab.txt").is_file():
-        raise FileNotFoundError(f"bertlab: {base} has no vocab.txt; cannot build the tokenizer safely")
+        raise FileNotFoundError(
+            f"bertlab: {base} has no vocab.txt; cannot build the tokenizer safely"
+        )
 
 
-def checkpoint_path(weights_dir: Path | None = None, cache_dir: Path | None = None, base: Path | None = None) -> str:
+def checkpoint_path(
+    weights_dir: Path | None = None, cache_dir: Path | None = None, base: Path | None = None
+) -> str:
     """Folder of the assembled course checkpoint (built on first use, then reused).
 
     Raises :class:`DamagedCheckpointError` when a shipped file fails its sha256 check.
     """
     weights_dir = Path(weights_dir or WEIGHTS_DIR)
     manifest = verify(weights_dir)
-    return shipped.assemble_once(weights_dir, manifest, lambda w, tmp, m: assemble(w, tmp, m, base),
-                                 cache_dir=cache_dir)
+    return shipped.assemble_once(
+        weights_dir, manifest, lambda w, tmp, m: assemble(w, tmp, m, base), cache_dir=cache_dir
+    )
 
 
 def default_model_path() -> str:

@@ -37,22 +37,42 @@ class Model:
 
 #: Every model the course resolves: its environment variable and the hints its errors give.
 MODELS = {
-    "encoder": Model("model", "BERTLAB_MODEL", "the course's embedded model", "checkpoint", "bert-base-uncased"),
-    "decoder": Model("decoder", "BERTLAB_DECODER", "the course's embedded decoder (SmolLM2-135M-Instruct)",
-                     "causal language model", "gpt2"),
-    "bert2bert": Model("BERT2BERT", "BERTLAB_BERT2BERT", "the course's fine-tuned BERT2BERT", "EncoderDecoderModel",
-                       "patrickvonplaten/bert2bert_cnn_daily_mail"),
-    "diffusion": Model("the masked diffusion model", "BERTLAB_DIFFUSION", "the course's masked diffusion model",
-                       "BertForMaskedLM-style model", None),
+    "encoder": Model(
+        "model", "BERTLAB_MODEL", "the course's embedded model", "checkpoint", "bert-base-uncased"
+    ),
+    "decoder": Model(
+        "decoder",
+        "BERTLAB_DECODER",
+        "the course's embedded decoder (SmolLM2-135M-Instruct)",
+        "causal language model",
+        "gpt2",
+    ),
+    "bert2bert": Model(
+        "BERT2BERT",
+        "BERTLAB_BERT2BERT",
+        "the course's fine-tuned BERT2BERT",
+        "EncoderDecoderModel",
+        "patrickvonplaten/bert2bert_cnn_daily_mail",
+    ),
+    "diffusion": Model(
+        "the masked diffusion model",
+        "BERTLAB_DIFFUSION",
+        "the course's masked diffusion model",
+        "BertForMaskedLM-style model",
+        None,
+    ),
 }
 
 
 def not_available(kind: str, name: str, why: str) -> ModelNotAvailableError:
     """The error for a ``kind`` of model (a key of :data:`MODELS`) named ``name`` that cannot be had."""
     m = MODELS[kind]
-    hub = (f"a hub model such as {m.hub_example}, go online with HF_HUB_OFFLINE unset and set "
-           f"{m.env_var}={m.hub_example}" if m.hub_example else
-           f"a hub model, go online with HF_HUB_OFFLINE unset and set {m.env_var} to its id")
+    hub = (
+        f"a hub model such as {m.hub_example}, go online with HF_HUB_OFFLINE unset and set "
+        f"{m.env_var}={m.hub_example}"
+        if m.hub_example
+        else f"a hub model, go online with HF_HUB_OFFLINE unset and set {m.env_var} to its id"
+    )
     return ModelNotAvailableError(
         f"bertlab: cannot load {m.noun} {name!r}: {why}\n"
         f"  - To use {m.shipped}, unset {m.env_var} (or pass name=None).\n"
@@ -61,8 +81,12 @@ def not_available(kind: str, name: str, why: str) -> ModelNotAvailableError:
     )
 
 
-def resolve(kind: str, name: str | None, shipped: Callable[[], str],
-            short_names: dict[str, Callable[[], str]] | None = None) -> str:
+def resolve(
+    kind: str,
+    name: str | None,
+    shipped: Callable[[], str],
+    short_names: dict[str, Callable[[], str]] | None = None,
+) -> str:
     """``name``, else the ``kind`` of model's environment variable, else ``shipped()``.
 
     ``short_names`` maps names a reader may use for models that ship offline to their resolvers
@@ -86,7 +110,8 @@ def _looks_like_path(name: str) -> bool:
         os.path.isabs(name)
         or name.startswith((".", "~"))
         or name.count("/") > 1
-        or os.sep != "/" and os.sep in name
+        or os.sep != "/"
+        and os.sep in name
     )
 
 

@@ -41,8 +41,10 @@ def manifest(weights_dir: Path, what: str, make_target: str) -> dict:
     missing or its sha256 differs."""
     weights_dir = Path(weights_dir)
     if not is_shipped(weights_dir):
-        raise FileNotFoundError(f"bertlab: no {what} in {weights_dir} (manifest.json missing); "
-                                f"train and export one with `make {make_target}`")
+        raise FileNotFoundError(
+            f"bertlab: no {what} in {weights_dir} (manifest.json missing); "
+            f"train and export one with `make {make_target}`"
+        )
     record = json.loads((weights_dir / "manifest.json").read_text())
     files = record.get("files") or {record["weights_file"]: {"sha256": record["sha256"]}}
     for name, info in files.items():
@@ -51,15 +53,25 @@ def manifest(weights_dir: Path, what: str, make_target: str) -> dict:
             raise DamagedCheckpointError(
                 f"bertlab: {path} is damaged (sha256 mismatch with manifest.json) or missing. Restore it with "
                 f"`git checkout -- {weights_dir}` (after `git lfs pull` if you use Git LFS), reinstall bertlab "
-                f"(pip install --force-reinstall .), or retrain it with `make {make_target}`.")
+                f"(pip install --force-reinstall .), or retrain it with `make {make_target}`."
+            )
     return record
 
 
-def assemble_once(weights_dir: Path, record: dict, assemble: Callable[[Path, Path, dict], None],
-                  prefix: str = "", cache_dir: Path | None = None) -> str:
+def assemble_once(
+    weights_dir: Path,
+    record: dict,
+    assemble: Callable[[Path, Path, dict], None],
+    prefix: str = "",
+    cache_dir: Path | None = None,
+) -> str:
     """The folder ``assemble(weights_dir, tmp, record)`` fills, in the cache under ``prefix`` + the
     manifest's hash: built on first use, then reused while intact."""
     key = hashlib.sha256((Path(weights_dir) / "manifest.json").read_bytes()).hexdigest()[:16]
     root = Path(cache_dir) if cache_dir else cache_root()
-    return build_once(root / f"{prefix}{key}", lambda tmp: assemble(Path(weights_dir), tmp, record),
-                      manifest_sha256_16=key, bertlab_name=record["bertlab_name"])
+    return build_once(
+        root / f"{prefix}{key}",
+        lambda tmp: assemble(Path(weights_dir), tmp, record),
+        manifest_sha256_16=key,
+        bertlab_name=record["bertlab_name"],
+    )

@@ -53,7 +53,7 @@ def passages(data_noun: Path) -> list[dict]:
             continue
         names = [fields[4 + 2 * i].replace("_", " ") for i in range(n_words)]
         names = [re.sub(r"\([a-z]+\)$", "", n) for n in names]  # "Victoria(a)" markers
-        rest = fields[4 + 2 * n_words:]
+        rest = fields[4 + 2 * n_words :]
         pointers = [rest[1 + 4 * i] for i in range(int(rest[0]))]
         if "@i" not in pointers:  # not an instance of a class: a common noun
             continue
@@ -72,10 +72,15 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     cited = {q["passage"] for q in json.loads((args.out / "questions.json").read_text())}
-    rows = [r for r in passages(args.wordnet / "data.noun")
-            if r["id"] in cited or hashlib.md5(r["id"].encode()).digest()[0] < SAMPLE_BYTE]
+    rows = [
+        r
+        for r in passages(args.wordnet / "data.noun")
+        if r["id"] in cited or hashlib.md5(r["id"].encode()).digest()[0] < SAMPLE_BYTE
+    ]
     assert cited <= {r["id"] for r in rows}, "a question cites a passage WordNet does not have"
-    with gzip.GzipFile(args.out / "passages.jsonl.gz", "wb", mtime=0) as raw:  # mtime=0: same bytes each run
+    with gzip.GzipFile(
+        args.out / "passages.jsonl.gz", "wb", mtime=0
+    ) as raw:  # mtime=0: same bytes each run
         raw.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8"))
     print(f"{len(rows)} passages -> {args.out / 'passages.jsonl.gz'}")
 

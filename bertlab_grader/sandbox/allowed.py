@@ -17,17 +17,47 @@ import fnmatch
 import sys
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1]  # bertlab_grader/, whose kernel_guard the probe imports in the kernel
+PACKAGE = (
+    Path(__file__).resolve().parents[1]
+)  # bertlab_grader/, whose kernel_guard the probe imports in the kernel
 
 #: The environment variables a kernel keeps (shell patterns); every other one is removed (a
 #: gradebook URL with its password, the instructor's paths). A course adds its own
 #: (``c.Sandbox.environment``: the variables that choose its models, say).
-ENVIRONMENT = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "LC_*", "TZ", "TERM",
-               "PYTHONHASHSEED", "PYTHONIOENCODING", "PYTHONUNBUFFERED", "PYTHONWARNINGS", "PYTHONDONTWRITEBYTECODE",
-               "HF_HUB_OFFLINE", "HF_HUB_DISABLE_*", "HF_DATASETS_OFFLINE", "HF_HOME", "HF_HUB_CACHE",
-               "TRANSFORMERS_*", "TOKENIZERS_PARALLELISM", "TORCH_*", "CUDA_VISIBLE_DEVICES",
-               "OMP_*", "MKL_*", "OPENBLAS_*", "KMP_*", "MPLBACKEND", "XDG_CACHE_HOME", "NBGRADER_EXECUTION",
-               "PYDEVD_DISABLE_FILE_VALIDATION", "JPY_SESSION_NAME")
+ENVIRONMENT = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "LANGUAGE",
+    "LC_*",
+    "TZ",
+    "TERM",
+    "PYTHONHASHSEED",
+    "PYTHONIOENCODING",
+    "PYTHONUNBUFFERED",
+    "PYTHONWARNINGS",
+    "PYTHONDONTWRITEBYTECODE",
+    "HF_HUB_OFFLINE",
+    "HF_HUB_DISABLE_*",
+    "HF_DATASETS_OFFLINE",
+    "HF_HOME",
+    "HF_HUB_CACHE",
+    "TRANSFORMERS_*",
+    "TOKENIZERS_PARALLELISM",
+    "TORCH_*",
+    "CUDA_VISIBLE_DEVICES",
+    "OMP_*",
+    "MKL_*",
+    "OPENBLAS_*",
+    "KMP_*",
+    "MPLBACKEND",
+    "XDG_CACHE_HOME",
+    "NBGRADER_EXECUTION",
+    "PYDEVD_DISABLE_FILE_VALIDATION",
+    "JPY_SESSION_NAME",
+)
 
 
 def editable_packages() -> list[Path]:
@@ -41,7 +71,11 @@ def editable_packages() -> list[Path]:
     folders = []
     for dist in importlib.metadata.distributions():
         try:
-            editable = json.loads(dist.read_text("direct_url.json") or "{}").get("dir_info", {}).get("editable")
+            editable = (
+                json.loads(dist.read_text("direct_url.json") or "{}")
+                .get("dir_info", {})
+                .get("editable")
+            )
         except ValueError:
             continue
         for name in (dist.read_text("top_level.txt") or "").split() if editable else ():
@@ -57,7 +91,11 @@ def environment_folders() -> list[Path]:
     put first on the path."""
     folders = {Path(p).resolve() for p in {sys.prefix, sys.base_prefix, sys.exec_prefix}}
     for entry in sys.path:
-        if entry and Path(entry).name in {"site-packages", "dist-packages"} and Path(entry).is_dir():
+        if (
+            entry
+            and Path(entry).name in {"site-packages", "dist-packages"}
+            and Path(entry).is_dir()
+        ):
             folders.add(Path(entry).resolve())
     return sorted(folders)
 
@@ -71,7 +109,9 @@ def readable_paths(extra: list[Path] | tuple[Path, ...] = ()) -> list[Path]:
     return sorted(found)
 
 
-def kept_environment(environ: dict[str, str], patterns: list[str] | tuple[str, ...] = ()) -> dict[str, str]:
+def kept_environment(
+    environ: dict[str, str], patterns: list[str] | tuple[str, ...] = ()
+) -> dict[str, str]:
     """The variables of ``environ`` a kernel keeps: those :data:`ENVIRONMENT` or ``patterns`` name."""
     allowed = (*ENVIRONMENT, *patterns)
     return {k: v for k, v in environ.items() if any(fnmatch.fnmatchcase(k, p) for p in allowed)}

@@ -49,9 +49,26 @@ SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
 
 #: What of /etc a kernel reads: the dynamic loader, users and groups (``getpwuid``), the time zone,
 #: certificates, fonts (matplotlib), MIME types, the system Python's own configuration.
-ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "timezone", "passwd",
-       "group", "nsswitch.conf", "host.conf", "hosts", "ssl", "ca-certificates", "fonts", "mime.types",
-       "os-release", "debian_version", f"python{sys.version_info.major}.{sys.version_info.minor}")
+ETC = (
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "alternatives",
+    "localtime",
+    "timezone",
+    "passwd",
+    "group",
+    "nsswitch.conf",
+    "host.conf",
+    "hosts",
+    "ssl",
+    "ca-certificates",
+    "fonts",
+    "mime.types",
+    "os-release",
+    "debian_version",
+    f"python{sys.version_info.major}.{sys.version_info.minor}",
+)
 
 #: Where, inside the sandbox, the submission's folder is seen read-only before its copy is made.
 ORIGINAL = "/run/bertlab/original"
@@ -104,8 +121,23 @@ def sandbox_problem(bwrap: str) -> str | None:
     bwrap needs user namespaces: a Docker container under its default seccomp profile, or a
     kernel that forbids them to unprivileged users, refuses ("No permissions to create new
     namespace"), and every kernel would die at start."""
-    probe = [bwrap, *system_mounts(), "--unshare-pid", "--dev", "/dev", "--proc", "/proc", "--size", str(2**20),
-             "--tmpfs", "/tmp", "--remount-ro", "/", "--", "true"]
+    probe = [
+        bwrap,
+        *system_mounts(),
+        "--unshare-pid",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--size",
+        str(2**20),
+        "--tmpfs",
+        "/tmp",
+        "--remount-ro",
+        "/",
+        "--",
+        "true",
+    ]
     try:
         done = subprocess.run(probe, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -118,7 +150,11 @@ def sandbox_problem(bwrap: str) -> str | None:
 def why_unavailable() -> str | None:
     """None if kernels can be sandboxed here, else why not (no bwrap, or a bwrap that can't)."""
     bwrap = bwrap_path()
-    return "bwrap is not installed (apt install bubblewrap)" if bwrap is None else sandbox_problem(bwrap)
+    return (
+        "bwrap is not installed (apt install bubblewrap)"
+        if bwrap is None
+        else sandbox_problem(bwrap)
+    )
 
 
 def system_mounts() -> list[str]:
@@ -133,10 +169,19 @@ def system_mounts() -> list[str]:
     return args
 
 
-def sandbox_command(cmd: list[str], *, writable: Path, readable: list[Path], bwrap: str,
-                    sockets: Path | None = None, environment: dict[str, str] | None = None,
-                    work_bytes: int = 0, tmp_bytes: int = 2**30, file_bytes: int = 2**30,
-                    cgroups: list[Path] | tuple[Path, ...] = ()) -> list[str]:
+def sandbox_command(
+    cmd: list[str],
+    *,
+    writable: Path,
+    readable: list[Path],
+    bwrap: str,
+    sockets: Path | None = None,
+    environment: dict[str, str] | None = None,
+    work_bytes: int = 0,
+    tmp_bytes: int = 2**30,
+    file_bytes: int = 2**30,
+    cgroups: list[Path] | tuple[Path, ...] = (),
+) -> list[str]:
     """``cmd`` wrapped in bubblewrap: an empty read-only root with the system, ``readable`` and one
     writable folder.
 
@@ -154,23 +199,69 @@ def sandbox_command(cmd: list[str], *, writable: Path, readable: list[Path], bwr
     # a kernel could remount a folder read-write. Its own IPC namespace (no System V shared memory
     # with the grader's machine), and its own cgroup namespace (its cgroup's path is not shown).
     writable = Path(writable)
-    args = [bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-            "--cap-drop", "ALL", "--clearenv"]
-    for name, value in sorted((kept_environment(dict(os.environ)) if environment is None else environment).items()):
+    args = [
+        bwrap,
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--cap-drop",
+        "ALL",
+        "--clearenv",
+    ]
+    for name, value in sorted(
+        (kept_environment(dict(os.environ)) if environment is None else environment).items()
+    ):
         args += ["--setenv", name, value]
-    args += ["--setenv", "MPLCONFIGDIR", "/tmp/matplotlib", "--setenv", "IPYTHONDIR", "/tmp/ipython"]
-    args += [*system_mounts(), "--dev", "/dev", "--proc", "/proc",
-             "--size", str(tmp_bytes), "--tmpfs", "/tmp", "--size", str(tmp_bytes), "--tmpfs", "/dev/shm"]
+    args += [
+        "--setenv",
+        "MPLCONFIGDIR",
+        "/tmp/matplotlib",
+        "--setenv",
+        "IPYTHONDIR",
+        "/tmp/ipython",
+    ]
+    args += [
+        *system_mounts(),
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--size",
+        str(tmp_bytes),
+        "--tmpfs",
+        "/tmp",
+        "--size",
+        str(tmp_bytes),
+        "--tmpfs",
+        "/dev/shm",
+    ]
     if sockets is not None:
         args += ["--bind", str(sockets), str(sockets)]
     for path in readable:
         args += ["--ro-bind", str(path), str(path)]
     if work_bytes:
-        args += ["--ro-bind", str(writable), ORIGINAL, "--size", str(work_bytes), "--tmpfs", str(writable)]
+        args += [
+            "--ro-bind",
+            str(writable),
+            ORIGINAL,
+            "--size",
+            str(work_bytes),
+            "--tmpfs",
+            str(writable),
+        ]
     else:
         args += ["--bind", str(writable), str(writable)]
     args += ["--remount-ro", "/", "--chdir", str(writable), "--die-with-parent", "--"]
-    prelude = [sys.executable, "-c", PRELUDE, str(file_bytes), ORIGINAL if work_bytes else "", str(writable)]
+    prelude = [
+        sys.executable,
+        "-c",
+        PRELUDE,
+        str(file_bytes),
+        ORIGINAL if work_bytes else "",
+        str(writable),
+    ]
     # jupyter_client interrupts a kernel (nbgrader: a cell past its timeout) with SIGINT to its
     # process group, which bwrap leads: bwrap itself must ignore it, or it dies and takes the
     # kernel with it. An ignored signal stays ignored across exec; ipykernel installs its own

@@ -28,7 +28,9 @@ def _mounts() -> list[tuple[str, str, str, set[str]]]:
         left, _, right = line.partition(" - ")
         fields, tail = left.split(), right.split()
         if len(fields) >= 5 and tail and tail[0] in {"cgroup", "cgroup2"}:
-            found.append((fields[3], fields[4], tail[0], set(tail[2].split(",")) if len(tail) > 2 else set()))
+            found.append(
+                (fields[3], fields[4], tail[0], set(tail[2].split(",")) if len(tail) > 2 else set())
+            )
     return found
 
 
@@ -43,7 +45,9 @@ def _own_groups() -> dict[str, str]:
 
 
 def _folder(mount_root: str, mount_point: str, path: str) -> Path:
-    relative = os.path.relpath(path, mount_root) if path.startswith(mount_root) else path.lstrip("/")
+    relative = (
+        os.path.relpath(path, mount_root) if path.startswith(mount_root) else path.lstrip("/")
+    )
     return Path(mount_point) / ("" if relative == "." else relative)
 
 
@@ -54,8 +58,11 @@ def parents() -> dict[str, Path]:
     for root, point, kind, options in _mounts():
         if kind == "cgroup2" and "" in own:
             folder = _folder(root, point, own[""])
-            enabled = set((folder / "cgroup.subtree_control").read_text().split()) \
-                if (folder / "cgroup.subtree_control").exists() else set()
+            enabled = (
+                set((folder / "cgroup.subtree_control").read_text().split())
+                if (folder / "cgroup.subtree_control").exists()
+                else set()
+            )
             for name in ("memory", "pids"):
                 if name in enabled:
                     found.setdefault(name, folder)
@@ -152,8 +159,10 @@ class KernelCgroup:
 
     def reason(self) -> str | None:
         if self.out_of_memory():
-            return (f"it went over the memory cap of {self.memory_bytes / 2**20:,.0f} MB (a hard limit: "
-                    "the kernel's cgroup)")
+            return (
+                f"it went over the memory cap of {self.memory_bytes / 2**20:,.0f} MB (a hard limit: "
+                "the kernel's cgroup)"
+            )
         return None
 
     def kill(self) -> None:

@@ -59,10 +59,12 @@ def unsandboxed_refusal(mode: str) -> str | None:
     problem = None if mode == "off" else bwrap.why_unavailable()
     if not problem:
         return None
-    return (f"Sandbox.mode is {mode}, but {problem}. A kernel outside the sandbox runs with your rights: a "
-            "submission could read the answer key and write the gradebook. Install bubblewrap (sudo apt "
-            "install bubblewrap; make doctor checks it), or grade unsandboxed on purpose with "
-            f"c.Sandbox.mode = \"off\" in autograder/nbgrader_config.py ({bwrap.ENV_VAR}=off).")
+    return (
+        f"Sandbox.mode is {mode}, but {problem}. A kernel outside the sandbox runs with your rights: a "
+        "submission could read the answer key and write the gradebook. Install bubblewrap (sudo apt "
+        "install bubblewrap; make doctor checks it), or grade unsandboxed on purpose with "
+        f'c.Sandbox.mode = "off" in autograder/nbgrader_config.py ({bwrap.ENV_VAR}=off).'
+    )
 
 
 class SandboxedKernelManager(AsyncKernelManager):
@@ -76,8 +78,12 @@ class SandboxedKernelManager(AsyncKernelManager):
     _cold_cmd: list[str] | None = None  # the same kernel started cold, if the warm start fails
     _cgroup: KernelCgroup | None = None  # the kernel's hard caps, where cgroups can be made
     _cgroup_problem: str | None = None  # why not, said once per process
-    oracles: tuple[str, ...] = ()  # c.GuardedExecute.oracles, set by GuardedExecute: a zygote reads where
-    oracle_origins: dict | None = None  # they are defined (kernel_origins.oracle_origins), for a warm kernel
+    oracles: tuple[
+        str, ...
+    ] = ()  # c.GuardedExecute.oracles, set by GuardedExecute: a zygote reads where
+    oracle_origins: dict | None = (
+        None  # they are defined (kernel_origins.oracle_origins), for a warm kernel
+    )
 
     async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
         await super()._async_launch_kernel(kernel_cmd, **kw)
@@ -90,8 +96,16 @@ class SandboxedKernelManager(AsyncKernelManager):
                     self._cgroup.add(process_tree(pid))
                 # the zygote's socket folder lies on the grader's disk, and its kernels can write there
                 disk = (zygote.scratch, self._settings().work_mb * 2**20)
-                self.watch = KernelWatch(zygote.init_pid, memory, processes, threads=threads, disk=disk,
-                                         exclude=(zygote.init_pid, zygote.pid), group=pid, cgroup=self._cgroup).start()
+                self.watch = KernelWatch(
+                    zygote.init_pid,
+                    memory,
+                    processes,
+                    threads=threads,
+                    disk=disk,
+                    exclude=(zygote.init_pid, zygote.pid),
+                    group=pid,
+                    cgroup=self._cgroup,
+                ).start()
                 return
             self.log.warning("The warm kernel did not start: starting this one cold")
             await self.provisioner.kill()
@@ -100,7 +114,9 @@ class SandboxedKernelManager(AsyncKernelManager):
             await super()._async_launch_kernel(self._cold_cmd, **kw)
         pid = getattr(self.provisioner, "pid", None)
         if pid is not None:
-            self.watch = KernelWatch(pid, memory, processes, threads=threads, cgroup=self._cgroup).start()
+            self.watch = KernelWatch(
+                pid, memory, processes, threads=threads, cgroup=self._cgroup
+            ).start()
 
     async def _warm_kernel_pid(self, timeout: float = 60) -> int | None:
         """The forked kernel's PID, which the stub writes once the zygote has forked it; None if
@@ -137,8 +153,9 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     def _environment(self) -> dict[str, str]:
         """The environment variables the kernel keeps (the grader's list and the course's)."""
-        return allowed.kept_environment(dict((self._launch_args or {}).get("env") or os.environ),
-                                      self._settings().environment)
+        return allowed.kept_environment(
+            dict((self._launch_args or {}).get("env") or os.environ), self._settings().environment
+        )
 
     def _new_cgroup(self) -> KernelCgroup | None:
         """The kernel's own cgroup with its hard caps, or None where the grader may make none."""
@@ -149,7 +166,9 @@ class SandboxedKernelManager(AsyncKernelManager):
             return KernelCgroup.create(memory, processes + PIDS_HEADROOM if processes else 0)
         except OSError as exc:
             SandboxedKernelManager._cgroup_problem = str(exc)
-            self.log.warning("The memory and process caps are polled, not hard: no cgroup (%s)", exc)
+            self.log.warning(
+                "The memory and process caps are polled, not hard: no cgroup (%s)", exc
+            )
             return None
 
     async def _async_pre_start_kernel(self, **kw):
@@ -159,10 +178,23 @@ class SandboxedKernelManager(AsyncKernelManager):
         settings = self._settings()
         sandboxed = settings.mode != "off" and bwrap.why_unavailable() is None
         self._cgroup = self._new_cgroup()
-        warm = sandboxed and settings.warm_kernels and \
-            list(getattr(self.kernel_spec, "argv", [])[1:3]) == ["-m", "ipykernel_launcher"]
-        zygote = pool.zygote_for(self._readable(), self._environment(), self.log, imports=settings.warm_imports,
-                                 oracles=self.oracles, **settings.sizes()) if warm else None
+        warm = (
+            sandboxed
+            and settings.warm_kernels
+            and list(getattr(self.kernel_spec, "argv", [])[1:3]) == ["-m", "ipykernel_launcher"]
+        )
+        zygote = (
+            pool.zygote_for(
+                self._readable(),
+                self._environment(),
+                self.log,
+                imports=settings.warm_imports,
+                oracles=self.oracles,
+                **settings.sizes(),
+            )
+            if warm
+            else None
+        )
         if zygote is not None:
             zygote.busy, self._warm = True, zygote
             self.oracle_origins = zygote.oracle_origins
@@ -201,13 +233,23 @@ class SandboxedKernelManager(AsyncKernelManager):
         cwd = Path((self._launch_args or {}).get("cwd") or os.getcwd()).resolve()
         readable = [*self._readable(), Path(self.connection_file).resolve()]
         environment = self._environment()
-        cold = bwrap.sandbox_command(cmd, writable=cwd, readable=readable, bwrap=bwrap.bwrap_path(),
-                                     sockets=self._socket_dir, environment=environment, **self._settings().sizes(),
-                                     cgroups=list(self._cgroup.folders.values()) if self._cgroup else ())
+        cold = bwrap.sandbox_command(
+            cmd,
+            writable=cwd,
+            readable=readable,
+            bwrap=bwrap.bwrap_path(),
+            sockets=self._socket_dir,
+            environment=environment,
+            **self._settings().sizes(),
+            cgroups=list(self._cgroup.folders.values()) if self._cgroup else (),
+        )
         if self._warm is None:
             return cold
-        if cmd[1:3] != ["-m", "ipykernel_launcher"] or "-f" not in cmd \
-                or Path(cmd[0]).resolve() != Path(sys.executable).resolve():
+        if (
+            cmd[1:3] != ["-m", "ipykernel_launcher"]
+            or "-f" not in cmd
+            or Path(cmd[0]).resolve() != Path(sys.executable).resolve()
+        ):
             self._release_zygote()  # not the kernel the zygote has warmed
             return cold
         # The kernel works in a copy of its folder (the zygote's sandbox cannot see the course's);
@@ -217,5 +259,16 @@ class SandboxedKernelManager(AsyncKernelManager):
             return cold
         self._cold_cmd = cold
         (self._socket_dir / "env.json").write_text(__import__("json").dumps(environment))
-        return [sys.executable, "-m", stub.__name__, "--control", str(self._warm.control),
-                "--slot", str(self._socket_dir), "--init-pid", str(self._warm.init_pid), "--", *cmd]
+        return [
+            sys.executable,
+            "-m",
+            stub.__name__,
+            "--control",
+            str(self._warm.control),
+            "--slot",
+            str(self._socket_dir),
+            "--init-pid",
+            str(self._warm.init_pid),
+            "--",
+            *cmd,
+        ]

@@ -38,50 +38,90 @@ def _paths(spec: str) -> list[Path]:
 class Sandbox(Configurable):
     """The course's part of a grading kernel's sandbox."""
 
-    readable = List(Unicode(), default_value=[], help=(
-        "Folders a kernel may read besides the system and the Python environment, each a path or a "
-        "\"module:function\" that returns paths (the course's model cache, say: "
-        "c.Sandbox.readable = [\"bertlab.models:kernel_folders\"]). Called in the grader after "
-        "GuardedExecute.prepare. Bound read-only at their own paths.")).tag(config=True)
+    readable = List(
+        Unicode(),
+        default_value=[],
+        help=(
+            "Folders a kernel may read besides the system and the Python environment, each a path or a "
+            '"module:function" that returns paths (the course\'s model cache, say: '
+            'c.Sandbox.readable = ["bertlab.models:kernel_folders"]). Called in the grader after '
+            "GuardedExecute.prepare. Bound read-only at their own paths."
+        ),
+    ).tag(config=True)
 
-    environment = List(Unicode(), default_value=[], help=(
-        "Environment variables a kernel keeps besides the grader's list (shell patterns: "
-        "\"BERTLAB_MODEL\", \"MYCOURSE_*\"); every other variable of the grader is removed.")).tag(config=True)
+    environment = List(
+        Unicode(),
+        default_value=[],
+        help=(
+            "Environment variables a kernel keeps besides the grader's list (shell patterns: "
+            '"BERTLAB_MODEL", "MYCOURSE_*"); every other variable of the grader is removed.'
+        ),
+    ).tag(config=True)
 
-    work_mb = Integer(1024, help=(
-        "Size of the tmpfs that holds a copy of the submission's folder, which is all a kernel may "
-        "write besides /tmp and /dev/shm (its writes are thrown away after grading).")).tag(config=True)
+    work_mb = Integer(
+        1024,
+        help=(
+            "Size of the tmpfs that holds a copy of the submission's folder, which is all a kernel may "
+            "write besides /tmp and /dev/shm (its writes are thrown away after grading)."
+        ),
+    ).tag(config=True)
 
-    tmp_mb = Integer(1024, help="Size of the kernel's private /tmp and of its /dev/shm, each.").tag(config=True)
+    tmp_mb = Integer(1024, help="Size of the kernel's private /tmp and of its /dev/shm, each.").tag(
+        config=True
+    )
 
-    file_mb = Integer(1024, help=(
-        "The largest file a kernel may write anywhere (RLIMIT_FSIZE); a write past it fails with "
-        "OSError in the cell that made it.")).tag(config=True)
+    file_mb = Integer(
+        1024,
+        help=(
+            "The largest file a kernel may write anywhere (RLIMIT_FSIZE); a write past it fails with "
+            "OSError in the cell that made it."
+        ),
+    ).tag(config=True)
 
-    mode = Unicode(help=(
-        "on (or its old name require): sandbox every kernel, and start none where bubblewrap cannot "
-        "build the sandbox here; off: no sandbox, on purpose. Default: $BERTLAB_SANDBOX, else on.")).tag(config=True)
+    mode = Unicode(
+        help=(
+            "on (or its old name require): sandbox every kernel, and start none where bubblewrap cannot "
+            "build the sandbox here; off: no sandbox, on purpose. Default: $BERTLAB_SANDBOX, else on."
+        )
+    ).tag(config=True)
 
-    warm_kernels = Bool(help=(
-        "Fork sandboxed kernels from a zygote that imported `warm_imports` once (bertlab_grader.warm); "
-        "False starts every kernel cold. Default: $BERTLAB_WARM_KERNEL (on or off), else on.")).tag(config=True)
+    warm_kernels = Bool(
+        help=(
+            "Fork sandboxed kernels from a zygote that imported `warm_imports` once (bertlab_grader.warm); "
+            "False starts every kernel cold. Default: $BERTLAB_WARM_KERNEL (on or off), else on."
+        )
+    ).tag(config=True)
 
-    warm_imports = List(Unicode(), default_value=[], help=(
-        "Modules the warm-kernel zygote imports before it forks a kernel, besides the kernel's own: "
-        "what the course's notebooks import first (c.Sandbox.warm_imports = [\"torch\", ...]). One that "
-        "fails to import is left out, and the grader logs it.")).tag(config=True)
+    warm_imports = List(
+        Unicode(),
+        default_value=[],
+        help=(
+            "Modules the warm-kernel zygote imports before it forks a kernel, besides the kernel's own: "
+            'what the course\'s notebooks import first (c.Sandbox.warm_imports = ["torch", ...]). One that '
+            "fails to import is left out, and the grader logs it."
+        ),
+    ).tag(config=True)
 
-    memory_mb = Integer(help=(
-        "A kernel's memory cap over its whole process tree, in MB (0: none). "
-        "Default: $BERTLAB_KERNEL_MEMORY_MB, else 3072.")).tag(config=True)
+    memory_mb = Integer(
+        help=(
+            "A kernel's memory cap over its whole process tree, in MB (0: none). "
+            "Default: $BERTLAB_KERNEL_MEMORY_MB, else 3072."
+        )
+    ).tag(config=True)
 
-    processes = Integer(help=(
-        "The most processes a kernel's tree may run (0: no cap). "
-        "Default: $BERTLAB_KERNEL_PROCESSES, else 64.")).tag(config=True)
+    processes = Integer(
+        help=(
+            "The most processes a kernel's tree may run (0: no cap). "
+            "Default: $BERTLAB_KERNEL_PROCESSES, else 64."
+        )
+    ).tag(config=True)
 
-    threads = Integer(help=(
-        "The most threads a kernel's tree may run, over all its processes (0: no cap). "
-        "Default: $BERTLAB_KERNEL_THREADS, else 512.")).tag(config=True)
+    threads = Integer(
+        help=(
+            "The most threads a kernel's tree may run, over all its processes (0: no cap). "
+            "Default: $BERTLAB_KERNEL_THREADS, else 512."
+        )
+    ).tag(config=True)
 
     @default("mode")
     def _mode_from_environment(self) -> str:
@@ -91,7 +131,9 @@ class Sandbox(Configurable):
     def _known_mode(self, proposal) -> str:
         value = proposal["value"].strip().lower()
         if value not in bwrap.MODES:
-            raise TraitError(f"Sandbox.mode={proposal['value']!r}: use on (the default), require or off")
+            raise TraitError(
+                f"Sandbox.mode={proposal['value']!r}: use on (the default), require or off"
+            )
         return value
 
     @default("warm_kernels")
@@ -128,5 +170,8 @@ class Sandbox(Configurable):
 
     def sizes(self) -> dict[str, int]:
         """The sizes :func:`bertlab_grader.sandbox.bwrap.sandbox_command` takes, in bytes."""
-        return {"work_bytes": self.work_mb * 2**20, "tmp_bytes": self.tmp_mb * 2**20,
-                "file_bytes": self.file_mb * 2**20}
+        return {
+            "work_bytes": self.work_mb * 2**20,
+            "tmp_bytes": self.tmp_mb * 2**20,
+            "file_bytes": self.file_mb * 2**20,
+        }

@@ -42,4 +42,3 @@ and numpy's global generator are seeded afresh from the OS, as at a fresh start.
 Used by :class:`bertlab_grader.sandbox.manager.SandboxedKernelManager`; ``docs/instructors.md``
 says what it saves.
 """
-

@@ -22,7 +22,9 @@ from bertlab_grader.kernel_limits import kill_all, process_tree
 from bertlab_grader.sandbox.bwrap import bwrap_path, sandbox_command
 from bertlab_grader.warm.protocol import READY, ns_pids
 
-ENV_VAR = "BERTLAB_WARM_KERNEL"  # "on" (the default) or "off": the default of c.Sandbox.warm_kernels
+ENV_VAR = (
+    "BERTLAB_WARM_KERNEL"  # "on" (the default) or "off": the default of c.Sandbox.warm_kernels
+)
 ZYGOTE = __name__.rpartition(".")[0] + ".zygote"  # the module the zygote runs (python -m)
 
 
@@ -34,7 +36,9 @@ def enabled() -> bool:
     return value == "on"
 
 
-def copy_folder(source: Path, target: Path, max_files: int = 2000, max_bytes: int = 200 * 2**20) -> bool:
+def copy_folder(
+    source: Path, target: Path, max_files: int = 2000, max_bytes: int = 200 * 2**20
+) -> bool:
     """Copy a kernel's working folder (its regular files and folders) for a warm kernel; False,
     copying nothing, if it holds more than ``max_files`` files or ``max_bytes`` bytes, or the
     target inside it (the zygote's scratch folder)."""
@@ -57,8 +61,15 @@ def copy_folder(source: Path, target: Path, max_files: int = 2000, max_bytes: in
     def ignore(folder, names):  # sockets, devices and pipes are not copied
         import stat
 
-        return [n for n in names if not (stat.S_ISREG(m := os.lstat(os.path.join(folder, n)).st_mode)
-                                         or stat.S_ISDIR(m) or stat.S_ISLNK(m))]
+        return [
+            n
+            for n in names
+            if not (
+                stat.S_ISREG(m := os.lstat(os.path.join(folder, n)).st_mode)
+                or stat.S_ISDIR(m)
+                or stat.S_ISLNK(m)
+            )
+        ]
 
     shutil.copytree(source, target, symlinks=True, ignore=ignore)
     return True
@@ -67,9 +78,15 @@ def copy_folder(source: Path, target: Path, max_files: int = 2000, max_bytes: in
 class Zygote:
     """A zygote process in its own sandbox, and what the grader needs to use and clean it."""
 
-    def __init__(self, readable: list[Path], environment: dict[str, str], tmp_bytes: int = 2**30,
-                 file_bytes: int = 2**30, imports: list[str] | tuple[str, ...] = (),
-                 oracles: list[str] | tuple[str, ...] = ()):
+    def __init__(
+        self,
+        readable: list[Path],
+        environment: dict[str, str],
+        tmp_bytes: int = 2**30,
+        file_bytes: int = 2**30,
+        imports: list[str] | tuple[str, ...] = (),
+        oracles: list[str] | tuple[str, ...] = (),
+    ):
         """A zygote in a sandbox that reads ``readable`` (and the system), keeps only ``environment``,
         and writes only its scratch folder, a ``/tmp`` of ``tmp_bytes`` (where each kernel works, in a
         copy of its folder) and files of at most ``file_bytes``; it imports ``imports`` (the course's
@@ -82,19 +99,31 @@ class Zygote:
         self.control = self.scratch / "control"
         self.busy = False
         self.failed_imports: list[str] = []
-        self.oracle_origins: dict[str, str | None] = {}  # kernel_origins.oracle_origins, as the zygote read them
+        self.oracle_origins: dict[
+            str, str | None
+        ] = {}  # kernel_origins.oracle_origins, as the zygote read them
         read, self._lifeline = os.pipe()
-        cmd = sandbox_command([sys.executable, "-m", ZYGOTE, str(self.control), str(read), *imports, "--", *oracles],
-                              writable=self.scratch, readable=readable, bwrap=bwrap_path(),
-                              environment=environment, tmp_bytes=tmp_bytes, file_bytes=file_bytes)
-        self.process = subprocess.Popen(cmd, stdout=subprocess.PIPE, pass_fds=(read,), start_new_session=True)
+        cmd = sandbox_command(
+            [sys.executable, "-m", ZYGOTE, str(self.control), str(read), *imports, "--", *oracles],
+            writable=self.scratch,
+            readable=readable,
+            bwrap=bwrap_path(),
+            environment=environment,
+            tmp_bytes=tmp_bytes,
+            file_bytes=file_bytes,
+        )
+        self.process = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, pass_fds=(read,), start_new_session=True
+        )
         os.close(read)
         self.pid = self.init_pid = None
         line = self._ready_line(timeout=180)
         if not line.startswith(READY):
             self.stop()
-            raise RuntimeError(f"the warm-kernel zygote did not start: {line or 'no reply in 180 s'}")
-        told = json.loads(line[len(READY):] or "{}")
+            raise RuntimeError(
+                f"the warm-kernel zygote did not start: {line or 'no reply in 180 s'}"
+            )
+        told = json.loads(line[len(READY) :] or "{}")
         self.failed_imports, self.oracle_origins = told.get("failed", []), told.get("oracles", {})
         self.init_pid, self.pid = self._sandbox_pids()
         if self.pid is None:
@@ -120,7 +149,11 @@ class Zygote:
         return init, zygote
 
     def alive(self) -> bool:
-        return self.process.poll() is None and self.pid is not None and Path(f"/proc/{self.pid}").exists()
+        return (
+            self.process.poll() is None
+            and self.pid is not None
+            and Path(f"/proc/{self.pid}").exists()
+        )
 
     def new_slot(self) -> Path:
         """A fresh folder for one kernel: its IPC sockets, its connection file, its working copy."""
@@ -169,9 +202,16 @@ def _stop_all() -> None:
     _zygotes.clear()
 
 
-def zygote_for(readable: list[Path], environment: dict[str, str], log, work_bytes: int = 0,
-               tmp_bytes: int = 2**30, file_bytes: int = 2**30,
-               imports: list[str] | tuple[str, ...] = (), oracles: list[str] | tuple[str, ...] = ()) -> Zygote | None:
+def zygote_for(
+    readable: list[Path],
+    environment: dict[str, str],
+    log,
+    work_bytes: int = 0,
+    tmp_bytes: int = 2**30,
+    file_bytes: int = 2**30,
+    imports: list[str] | tuple[str, ...] = (),
+    oracles: list[str] | tuple[str, ...] = (),
+) -> Zygote | None:
     """This process's idle zygote for kernels that read ``readable`` and keep ``environment``,
     having imported ``imports`` and read where ``oracles`` are defined (started on first use), or
     None: the zygote is busy with another kernel, or it could not start (logged). A warm kernel
@@ -179,8 +219,15 @@ def zygote_for(readable: list[Path], environment: dict[str, str], log, work_byte
     not used."""
     import atexit
 
-    key = (tuple(str(p) for p in readable), sys.executable, tuple(sorted(environment.items())), tmp_bytes, file_bytes,
-           tuple(imports), tuple(oracles))
+    key = (
+        tuple(str(p) for p in readable),
+        sys.executable,
+        tuple(sorted(environment.items())),
+        tmp_bytes,
+        file_bytes,
+        tuple(imports),
+        tuple(oracles),
+    )
     zygote = _zygotes.get(key)
     if zygote is not None and not zygote.alive():  # a kernel killed it: start another
         _zygotes.pop(key).stop()
@@ -189,8 +236,14 @@ def zygote_for(readable: list[Path], environment: dict[str, str], log, work_byte
         for other in [k for k in _zygotes if k[0] == key[0]]:  # the environment changed: a new one
             _zygotes.pop(other).stop()
         try:
-            zygote = Zygote(readable, environment, tmp_bytes=tmp_bytes, file_bytes=file_bytes, imports=imports,
-                             oracles=oracles)
+            zygote = Zygote(
+                readable,
+                environment,
+                tmp_bytes=tmp_bytes,
+                file_bytes=file_bytes,
+                imports=imports,
+                oracles=oracles,
+            )
         except Exception as exc:  # noqa: BLE001 - cold kernels still grade
             log.warning("Kernels start cold (no warm-kernel zygote: %s)", exc)
             return None
@@ -198,5 +251,7 @@ def zygote_for(readable: list[Path], environment: dict[str, str], log, work_byte
             atexit.register(_stop_all)
         _zygotes[key] = zygote
         if zygote.failed_imports:
-            log.warning("The warm-kernel zygote could not import: %s", "; ".join(zygote.failed_imports))
+            log.warning(
+                "The warm-kernel zygote could not import: %s", "; ".join(zygote.failed_imports)
+            )
     return None if zygote.busy else zygote

@@ -27,7 +27,9 @@ def send(conn: socket.socket, message: dict, fds: list[int] | None = None) -> No
         conn.sendall(data)
 
 
-def receive(conn: socket.socket, buffer: bytearray, with_fds: bool = False) -> tuple[dict | None, list[int]]:
+def receive(
+    conn: socket.socket, buffer: bytearray, with_fds: bool = False
+) -> tuple[dict | None, list[int]]:
     """The next message (None at end of file), and the file descriptors sent with it."""
     fds: list[int] = []
     while b"\n" not in buffer:

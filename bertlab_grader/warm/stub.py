@@ -32,7 +32,13 @@ def stub(control: str, slot: str, init_pid: int, cmd: list[str]) -> int:
     # the environment the kernel keeps (the grader wrote it, filtered), else the stub's own
     kept = Path(slot) / "env.json"
     env = json.loads(kept.read_text()) if kept.is_file() else dict(os.environ)
-    request = {"argv": argv, "connection": connection, "env": env, "cwd": str(Path(slot) / "work"), "slot": slot}
+    request = {
+        "argv": argv,
+        "connection": connection,
+        "env": env,
+        "cwd": str(Path(slot) / "work"),
+        "slot": slot,
+    }
     send(conn, request, [0, 1, 2])
     buffer = bytearray()
     reply, _ = receive(conn, buffer)
@@ -55,7 +61,14 @@ def stub(control: str, slot: str, init_pid: int, cmd: list[str]) -> int:
         except OSError:
             pass
 
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
+    for signum in (
+        signal.SIGINT,
+        signal.SIGTERM,
+        signal.SIGHUP,
+        signal.SIGQUIT,
+        signal.SIGUSR1,
+        signal.SIGUSR2,
+    ):
         signal.signal(signum, forward)
     written = Path(slot) / "kernel.pid.part"
     written.write_text(str(pid))
@@ -67,10 +80,13 @@ def stub(control: str, slot: str, init_pid: int, cmd: list[str]) -> int:
 
 def main(argv: list[str]) -> int:
     if "--" not in argv:
-        print("usage: python -m bertlab_grader.warm.stub --control SOCKET --slot FOLDER --init-pid PID "
-              "-- PYTHON -m ipykernel_launcher -f FILE ...", file=sys.stderr)
+        print(
+            "usage: python -m bertlab_grader.warm.stub --control SOCKET --slot FOLDER --init-pid PID "
+            "-- PYTHON -m ipykernel_launcher -f FILE ...",
+            file=sys.stderr,
+        )
         return 2
-    options, cmd = argv[:argv.index("--")], argv[argv.index("--") + 1:]
+    options, cmd = argv[: argv.index("--")], argv[argv.index("--") + 1 :]
     values = dict(zip(options[::2], options[1::2]))
     return stub(values["--control"], values["--slot"], int(values["--init-pid"]), cmd)
 

@@ -39,7 +39,9 @@ def _from_outside(conn: socket.socket) -> bool:
     kernel in the sandbox is not (SO_PEERCRED reports a process of another namespace as PID 0)."""
     import struct
 
-    pid, _, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    pid, _, _ = struct.unpack(
+        "3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    )
     return pid == 0
 
 
@@ -107,7 +109,11 @@ def _clean(scratch: Path, slot: Path | None = None) -> None:
     the kernels' IPC). Run before each fork: after a kernel ends the grader may already be filling
     the next slot."""
     _kill_others()
-    keep = {scratch.parts[2]} if scratch.parts[:2] == ("/", "tmp") and len(scratch.parts) > 2 else set()
+    keep = (
+        {scratch.parts[2]}
+        if scratch.parts[:2] == ("/", "tmp") and len(scratch.parts) > 2
+        else set()
+    )
     _empty("/tmp", keep)
     _empty("/dev/shm", set())
     for folder, dirs, files in os.walk(scratch) if slot is not None else ():
@@ -238,8 +244,12 @@ def _serve_one(conn: socket.socket, listener: socket.socket, lifeline: int, scra
     return not gone
 
 
-def serve(control: str, lifeline: int, imports: list[str] | tuple[str, ...] = (),
-          oracles: list[str] | tuple[str, ...] = ()) -> int:
+def serve(
+    control: str,
+    lifeline: int,
+    imports: list[str] | tuple[str, ...] = (),
+    oracles: list[str] | tuple[str, ...] = (),
+) -> int:
     """The zygote: import ``imports`` and :data:`KERNEL_IMPORTS`, say where ``oracles`` are
     defined, then fork a kernel for each stub that connects."""
     import importlib
@@ -257,7 +267,9 @@ def serve(control: str, lifeline: int, imports: list[str] | tuple[str, ...] = ()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(control)
     listener.listen(8)
-    origins = oracle_origins(oracles, import_missing=True)  # no kernel has run yet: the libraries' own
+    origins = oracle_origins(
+        oracles, import_missing=True
+    )  # no kernel has run yet: the libraries' own
     print(READY, json.dumps({"failed": failed, "oracles": origins}), flush=True)
     events = selectors.DefaultSelector()
     events.register(listener, selectors.EVENT_READ, "stub")
@@ -275,12 +287,14 @@ def serve(control: str, lifeline: int, imports: list[str] | tuple[str, ...] = ()
 
 def main(argv: list[str]) -> int:
     if len(argv) < 2:
-        print("usage: python -m bertlab_grader.warm.zygote CONTROL_SOCKET LIFELINE_FD [MODULE ...] [-- ORACLE ...]",
-              file=sys.stderr)
+        print(
+            "usage: python -m bertlab_grader.warm.zygote CONTROL_SOCKET LIFELINE_FD [MODULE ...] [-- ORACLE ...]",
+            file=sys.stderr,
+        )
         return 2
     rest = argv[2:]
     at = rest.index("--") if "--" in rest else len(rest)
-    return serve(argv[0], int(argv[1]), rest[:at], rest[at + 1:])
+    return serve(argv[0], int(argv[1]), rest[:at], rest[at + 1 :])
 
 
 if __name__ == "__main__":

@@ -28,7 +28,9 @@ from __future__ import annotations
 import torch
 
 
-def layout(tokenizer, prompts: list[str], n_tokens: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def layout(
+    tokenizer, prompts: list[str], n_tokens: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """``[CLS] prompt [MASK] x n_tokens [SEP] [PAD]...`` for each prompt.
 
     Returns ids [B, T], attention_mask [B, T] and the index of each row's first blank [B].
@@ -39,13 +41,15 @@ def layout(tokenizer, prompts: list[str], n_tokens: int) -> tuple[torch.Tensor, 
     ids = torch.full((len(rows), width), tokenizer.pad_token_id)  # [B, T]
     attention = torch.zeros(len(rows), width, dtype=torch.long)  # [B, T]
     for b, r in enumerate(rows):
-        ids[b, :len(r)], attention[b, :len(r)] = torch.tensor(r), 1
+        ids[b, : len(r)], attention[b, : len(r)] = torch.tensor(r), 1
     starts = torch.tensor([len(r) - 1 - n_tokens for r in rows])  # [B]
     return ids, attention, starts
 
 
 @torch.inference_mode()
-def logits_at(model, ids: torch.Tensor, attention: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+def logits_at(
+    model, ids: torch.Tensor, attention: torch.Tensor, positions: torch.Tensor
+) -> torch.Tensor:
     """The MLM logits at the given positions: ids [B, T], positions [B] or [B, N] -> [B, V] or [B, N, V].
 
     The same numbers as ``model(ids).logits[rows, positions]``, but the MLM head (whose vocabulary
@@ -58,8 +62,13 @@ def logits_at(model, ids: torch.Tensor, attention: torch.Tensor, positions: torc
     return model(input_ids=ids, attention_mask=attention).logits[rows, positions]
 
 
-def choose(scores: torch.Tensor, temperature: float = 0.0, top_k: int | None = None,
-           generator: torch.Generator | None = None, banned: list[int] | None = None) -> torch.Tensor:
+def choose(
+    scores: torch.Tensor,
+    temperature: float = 0.0,
+    top_k: int | None = None,
+    generator: torch.Generator | None = None,
+    banned: list[int] | None = None,
+) -> torch.Tensor:
     """One token per row of logits [B, V] -> [B]: the argmax when ``temperature == 0``, else a
     sample from softmax(logits / temperature), over each row's ``top_k`` best when given."""
     scores = scores.float().clone()  # [B, V]
@@ -76,11 +85,18 @@ def choose(scores: torch.Tensor, temperature: float = 0.0, top_k: int | None = N
 
 
 def _generated(ids: torch.Tensor, starts: torch.Tensor, n_tokens: int) -> list[list[int]]:
-    return [ids[b, s:s + n_tokens].tolist() for b, s in enumerate(starts.tolist())]
+    return [ids[b, s : s + n_tokens].tolist() for b, s in enumerate(starts.tolist())]
 
 
-def fill_left_to_right(model, tokenizer, prompts: list[str], n_tokens: int, temperature: float = 0.0,
-                       top_k: int | None = None, generator: torch.Generator | None = None) -> list[list[int]]:
+def fill_left_to_right(
+    model,
+    tokenizer,
+    prompts: list[str],
+    n_tokens: int,
+    temperature: float = 0.0,
+    top_k: int | None = None,
+    generator: torch.Generator | None = None,
+) -> list[list[int]]:
     """Lay out ``n_tokens`` blanks before [SEP], then fill them leftmost first, one per forward pass."""
     ids, attention, starts = layout(tokenizer, prompts, n_tokens)
     rows = torch.arange(len(prompts))
@@ -90,22 +106,32 @@ def fill_left_to_right(model, tokenizer, prompts: list[str], n_tokens: int, temp
     return _generated(ids, starts, n_tokens)
 
 
-def append_masks_one_at_a_time(model, tokenizer, prompts: list[str], n_tokens: int) -> list[list[int]]:
+def append_masks_one_at_a_time(
+    model, tokenizer, prompts: list[str], n_tokens: int
+) -> list[list[int]]:
     """Greedy: append one [MASK] before [SEP], fill it, repeat. The blank is always the last word."""
     chosen = [[] for _ in prompts]
     for j in range(n_tokens):
         ids, attention, starts = layout(tokenizer, prompts, j + 1)  # j filled tokens + one blank
         for b, tokens in enumerate(chosen):
-            ids[b, starts[b]:starts[b] + j] = torch.tensor(tokens, dtype=torch.long)
+            ids[b, starts[b] : starts[b] + j] = torch.tensor(tokens, dtype=torch.long)
         best = choose(logits_at(model, ids, attention, starts + j))  # [B]
         for b, token in enumerate(best.tolist()):
             chosen[b].append(token)
     return chosen
 
 
-def gibbs_sample(model, tokenizer, prompts: list[str], n_tokens: int, n_steps: int, burn_in: int,
-                 temperature: float = 1.0, top_k: int | None = 10,
-                 generator: torch.Generator | None = None) -> list[list[int]]:
+def gibbs_sample(
+    model,
+    tokenizer,
+    prompts: list[str],
+    n_tokens: int,
+    n_steps: int,
+    burn_in: int,
+    temperature: float = 1.0,
+    top_k: int | None = 10,
+    generator: torch.Generator | None = None,
+) -> list[list[int]]:
     """Wang & Cho's Gibbs-style sampler on ``n_tokens`` blanks after each prompt.
 
     Each step re-masks one generated position per row and resamples it given all the others. The
@@ -118,19 +144,27 @@ def gibbs_sample(model, tokenizer, prompts: list[str], n_tokens: int, n_steps: i
     rows, banned = torch.arange(len(prompts)), list(tokenizer.all_special_ids)
     order = torch.stack([torch.randperm(n_tokens, generator=generator) for _ in prompts])  # [B, N]
     for step in range(n_steps):
-        offsets = order[:, step] if step < n_tokens else torch.randint(n_tokens, (len(prompts),), generator=generator)
+        offsets = (
+            order[:, step]
+            if step < n_tokens
+            else torch.randint(n_tokens, (len(prompts),), generator=generator)
+        )
         positions = starts + offsets  # [B]
         ids[rows, positions] = tokenizer.mask_token_id
         scores = logits_at(model, ids, attention, positions)  # [B, V]
         if step < burn_in:
             ids[rows, positions] = choose(scores, temperature, None, generator, banned)
         else:
-            ids[rows, positions] = choose(scores, temperature if top_k else 0.0, top_k, generator, banned)
+            ids[rows, positions] = choose(
+                scores, temperature if top_k else 0.0, top_k, generator, banned
+            )
     return _generated(ids, starts, n_tokens)
 
 
 @torch.inference_mode()
-def mask_predict(model, tokenizer, prompts: list[str], n_tokens: int, iterations: int) -> list[list[int]]:
+def mask_predict(
+    model, tokenizer, prompts: list[str], n_tokens: int, iterations: int
+) -> list[list[int]]:
     """Mask-Predict (Ghazvininejad et al. 2019) on ``n_tokens`` blanks after each prompt.
 
     Iteration 0 predicts every blank (argmax) and keeps each one's probability. Iteration
@@ -141,13 +175,17 @@ def mask_predict(model, tokenizer, prompts: list[str], n_tokens: int, iterations
     span = starts[:, None] + torch.arange(n_tokens)  # [B, N], the blanks' indices
     rows = torch.arange(len(prompts))[:, None]  # [B, 1]
     confidence = torch.zeros(span.shape)  # [B, N]
-    remask = torch.arange(n_tokens).expand(len(prompts), n_tokens)  # [B, N]: iteration 0 predicts all
+    remask = torch.arange(n_tokens).expand(
+        len(prompts), n_tokens
+    )  # [B, N]: iteration 0 predicts all
     for t in range(iterations):
         if t > 0:
             n = n_tokens * (iterations - t) // iterations
             if n == 0:
                 break
-            remask = confidence.topk(n, dim=-1, largest=False).indices  # [B, n], the least confident
+            remask = confidence.topk(
+                n, dim=-1, largest=False
+            ).indices  # [B, n], the least confident
             ids[rows, span.gather(1, remask)] = tokenizer.mask_token_id
         best, tokens = logits_at(model, ids, attention, span).softmax(-1).max(-1)  # [B, N], [B, N]
         ids[rows, span.gather(1, remask)] = tokens.gather(1, remask)

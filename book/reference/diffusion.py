@@ -25,8 +25,12 @@ import torch.nn.functional as F
 MIN_RATIO = 1e-3
 
 
-def diffusion_mask(input_ids: torch.Tensor, maskable: torch.Tensor, mask_token_id: int,
-                   generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def diffusion_mask(
+    input_ids: torch.Tensor,
+    maskable: torch.Tensor,
+    mask_token_id: int,
+    generator: torch.Generator | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Noise a batch for masked diffusion: one ratio per sequence, then [MASK] with that probability.
 
     input_ids: [B, T]; maskable: bool [B, T], False at special tokens, padding and any prompt
@@ -37,13 +41,18 @@ def diffusion_mask(input_ids: torch.Tensor, maskable: torch.Tensor, mask_token_i
     Returns (noisy_ids [B, T], masked bool [B, T], t [B]).
     """
     B, T = input_ids.shape
-    t = MIN_RATIO + (1 - MIN_RATIO) * torch.rand(B, generator=generator)        # [B]
-    masked = (torch.rand(B, T, generator=generator) < t[:, None]) & maskable    # [B, T]
+    t = MIN_RATIO + (1 - MIN_RATIO) * torch.rand(B, generator=generator)  # [B]
+    masked = (torch.rand(B, T, generator=generator) < t[:, None]) & maskable  # [B, T]
     return input_ids.masked_fill(masked, mask_token_id), masked, t
 
 
-def diffusion_loss(logits: torch.Tensor, targets: torch.Tensor, masked: torch.Tensor, t: torch.Tensor,
-                   maskable: torch.Tensor) -> torch.Tensor:
+def diffusion_loss(
+    logits: torch.Tensor,
+    targets: torch.Tensor,
+    masked: torch.Tensor,
+    t: torch.Tensor,
+    maskable: torch.Tensor,
+) -> torch.Tensor:
     """The masked-diffusion loss: each masked token's cross-entropy weighted by 1/t of its row.
 
     logits: [B, T, V]; targets: [B, T] (the clean ids); masked: bool [B, T]; t: [B];
@@ -51,8 +60,8 @@ def diffusion_loss(logits: torch.Tensor, targets: torch.Tensor, masked: torch.Te
     the number of maskable positions in the batch (LLaDA divides by B * T, its sequences having
     no padding). Unmasked positions contribute nothing.
     """
-    ce = F.cross_entropy(logits[masked], targets[masked], reduction="none")     # [M]
-    weight = (1.0 / t)[:, None].expand_as(masked)[masked]                      # [M]
+    ce = F.cross_entropy(logits[masked], targets[masked], reduction="none")  # [M]
+    weight = (1.0 / t)[:, None].expand_as(masked)[masked]  # [M]
     return (ce * weight).sum() / maskable.sum().clamp(min=1)
 
 
@@ -66,7 +75,9 @@ def tokens_per_step(n_masked: int, steps: int) -> list[int]:
     return [base + (1 if i < extra else 0) for i in range(steps)]
 
 
-def unmask_step(canvas: torch.Tensor, logits: torch.Tensor, n_commit: int, mask_token_id: int) -> torch.Tensor:
+def unmask_step(
+    canvas: torch.Tensor, logits: torch.Tensor, n_commit: int, mask_token_id: int
+) -> torch.Tensor:
     """One sampler step with low-confidence remasking, greedy.
 
     canvas: [B, T] ids, [MASK] where still to be written; logits: [B, T, V] for that canvas.
@@ -74,8 +85,8 @@ def unmask_step(canvas: torch.Tensor, logits: torch.Tensor, n_commit: int, mask_
     token has the highest probability (all of them if fewer are masked), writing that token; ties
     go to the earlier position. Committed positions never change again. Returns a new canvas.
     """
-    masked = canvas == mask_token_id                                            # [B, T]
-    confidence, choice = logits.softmax(-1).max(-1)                             # [B, T], [B, T]
+    masked = canvas == mask_token_id  # [B, T]
+    confidence, choice = logits.softmax(-1).max(-1)  # [B, T], [B, T]
     confidence = confidence.masked_fill(~masked, -1.0)
     out = canvas.clone()
     for row in range(canvas.shape[0]):

@@ -33,7 +33,10 @@ import torch.nn.functional as F
 from bertlab.bert2bert.trainer import CurveLog  # noqa: F401 (Chapter 6b's live run logs with it too)
 from reference.diffusion import diffusion_mask
 
-MAX_SOURCE_TOKENS, MAX_DEFINITION_TOKENS = 40, 32  # Chapter 7's limits (sources <= 24 words, definitions <= 16)
+MAX_SOURCE_TOKENS, MAX_DEFINITION_TOKENS = (
+    40,
+    32,
+)  # Chapter 7's limits (sources <= 24 words, definitions <= 16)
 
 
 def definition_pairs(split: str = "train") -> list[tuple[str, str]]:
@@ -49,7 +52,13 @@ def encode(tokenizer, source: str, definition: str) -> dict:
     which positions may be masked (the definition's; never the prompt or a special token)."""
     source_ids = tokenizer(source, add_special_tokens=False)["input_ids"][:MAX_SOURCE_TOKENS]
     body = tokenizer(definition, add_special_tokens=False)["input_ids"][:MAX_DEFINITION_TOKENS]
-    ids = [tokenizer.cls_token_id, *source_ids, tokenizer.sep_token_id, *body, tokenizer.sep_token_id]
+    ids = [
+        tokenizer.cls_token_id,
+        *source_ids,
+        tokenizer.sep_token_id,
+        *body,
+        tokenizer.sep_token_id,
+    ]
     segments = [0] * (len(source_ids) + 2) + [1] * (len(body) + 1)
     maskable = [False] * (len(source_ids) + 2) + [True] * len(body) + [False]
     return {"input_ids": ids, "token_type_ids": segments, "maskable": maskable}
@@ -81,11 +90,21 @@ def collate(items: list[dict], pad_id: int = 0) -> dict:
         segments[i, :n] = torch.tensor(x["token_type_ids"])
         attention[i, :n] = 1
         maskable[i, :n] = torch.tensor(x["maskable"])
-    return {"input_ids": ids, "token_type_ids": segments, "attention_mask": attention, "maskable": maskable}
+    return {
+        "input_ids": ids,
+        "token_type_ids": segments,
+        "attention_mask": attention,
+        "maskable": maskable,
+    }
 
 
-def fixed_ratio_mask(input_ids: torch.Tensor, maskable: torch.Tensor, mask_token_id: int, ratio: float,
-                     generator: torch.Generator | None = None):
+def fixed_ratio_mask(
+    input_ids: torch.Tensor,
+    maskable: torch.Tensor,
+    mask_token_id: int,
+    ratio: float,
+    generator: torch.Generator | None = None,
+):
     """The control for Chapter 6b: :func:`reference.diffusion.diffusion_mask` with every row's t
     fixed at ``ratio`` (0.15: BERT's share, without its 80/10/10 replacement). The same draws are
     taken (``B`` ratios, then ``B * T`` positions), so a seed gives the same batches and positions
@@ -94,13 +113,18 @@ def fixed_ratio_mask(input_ids: torch.Tensor, maskable: torch.Tensor, mask_token
         raise ValueError(f"a fixed masking ratio must be in (0, 1], got {ratio}")
     B, T = input_ids.shape
     torch.rand(B, generator=generator)  # the ratio draws of diffusion_mask, discarded
-    t = torch.full((B,), float(ratio))                                          # [B]
-    masked = (torch.rand(B, T, generator=generator) < t[:, None]) & maskable    # [B, T]
+    t = torch.full((B,), float(ratio))  # [B]
+    masked = (torch.rand(B, T, generator=generator) < t[:, None]) & maskable  # [B, T]
     return input_ids.masked_fill(masked, mask_token_id), masked, t
 
 
-def diffusion_step_loss(model, batch: dict, mask_token_id: int, generator: torch.Generator | None = None,
-                        fixed_ratio: float | None = None):
+def diffusion_step_loss(
+    model,
+    batch: dict,
+    mask_token_id: int,
+    generator: torch.Generator | None = None,
+    fixed_ratio: float | None = None,
+):
     """The masked-diffusion loss of one batch, logits computed at the masked positions only.
 
     Equal to :func:`reference.diffusion.diffusion_loss` on the full logits (sum over masked
@@ -110,21 +134,38 @@ def diffusion_step_loss(model, batch: dict, mask_token_id: int, generator: torch
     """
     ids, maskable = batch["input_ids"], batch["maskable"]
     if fixed_ratio is None:
-        noisy, masked, t = diffusion_mask(ids, maskable, mask_token_id, generator)        # [B, T], [B, T], [B]
+        noisy, masked, t = diffusion_mask(
+            ids, maskable, mask_token_id, generator
+        )  # [B, T], [B, T], [B]
     else:
         noisy, masked, t = fixed_ratio_mask(ids, maskable, mask_token_id, fixed_ratio, generator)
-    hidden = model.bert(input_ids=noisy, token_type_ids=batch["token_type_ids"],
-                        attention_mask=batch["attention_mask"]).last_hidden_state  # [B, T, H]
-    logits = model.cls(hidden[masked])                                                  # [M, V]
-    ce = F.cross_entropy(logits, ids[masked], reduction="none")                         # [M]
-    weight = (1.0 / t)[:, None].expand_as(masked)[masked]                               # [M]
+    hidden = model.bert(
+        input_ids=noisy,
+        token_type_ids=batch["token_type_ids"],
+        attention_mask=batch["attention_mask"],
+    ).last_hidden_state  # [B, T, H]
+    logits = model.cls(hidden[masked])  # [M, V]
+    ce = F.cross_entropy(logits, ids[masked], reduction="none")  # [M]
+    weight = (1.0 / t)[:, None].expand_as(masked)[masked]  # [M]
     return (ce * weight).sum() / maskable.sum().clamp(min=1), int(masked.sum())
 
 
-def make_trainer(model, tokenizer, pairs: list[tuple[str, str]], out: Path, max_steps: int, batch_size: int = 32,
-                 lr: float = 2e-4, warmup: int = 100, log_steps: int = 25, save_steps: int | None = 250,
-                 seed: int = 0, callbacks: list = (), minutes: float | None = None,
-                 fixed_ratio: float | None = None):
+def make_trainer(
+    model,
+    tokenizer,
+    pairs: list[tuple[str, str]],
+    out: Path,
+    max_steps: int,
+    batch_size: int = 32,
+    lr: float = 2e-4,
+    warmup: int = 100,
+    log_steps: int = 25,
+    save_steps: int | None = 250,
+    seed: int = 0,
+    callbacks: list = (),
+    minutes: float | None = None,
+    fixed_ratio: float | None = None,
+):
     """A ``Trainer`` whose loss is :func:`diffusion_step_loss`; the masks come from torch's global
     generator, which the Trainer seeds and restores on resume. ``make diffusion`` and Chapter 6b's
     live run both train through it; ``fixed_ratio`` trains the control (``make diffusion-control``)."""
@@ -132,18 +173,38 @@ def make_trainer(model, tokenizer, pairs: list[tuple[str, str]], out: Path, max_
 
     class DiffusionTrainer(Trainer):
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-            loss, _ = diffusion_step_loss(model, inputs, tokenizer.mask_token_id, fixed_ratio=fixed_ratio)
+            loss, _ = diffusion_step_loss(
+                model, inputs, tokenizer.mask_token_id, fixed_ratio=fixed_ratio
+            )
             return (loss, None) if return_outputs else loss
 
     args = TrainingArguments(
-        output_dir=str(out), max_steps=max_steps, per_device_train_batch_size=batch_size, learning_rate=lr,
-        warmup_steps=warmup, lr_scheduler_type="linear", weight_decay=0.01, logging_steps=log_steps,
-        save_strategy="steps" if save_steps else "no", save_steps=save_steps or 500, save_total_limit=2,
-        seed=seed, data_seed=seed, report_to=[], use_cpu=not torch.cuda.is_available(), dataloader_num_workers=0,
-        remove_unused_columns=False, disable_tqdm=False)
-    return DiffusionTrainer(model=model, args=args, train_dataset=Definitions(pairs, tokenizer),
-                            data_collator=lambda items: collate(items, tokenizer.pad_token_id),
-                            callbacks=list(callbacks) + ([TimeLimit(minutes)] if minutes else []))
+        output_dir=str(out),
+        max_steps=max_steps,
+        per_device_train_batch_size=batch_size,
+        learning_rate=lr,
+        warmup_steps=warmup,
+        lr_scheduler_type="linear",
+        weight_decay=0.01,
+        logging_steps=log_steps,
+        save_strategy="steps" if save_steps else "no",
+        save_steps=save_steps or 500,
+        save_total_limit=2,
+        seed=seed,
+        data_seed=seed,
+        report_to=[],
+        use_cpu=not torch.cuda.is_available(),
+        dataloader_num_workers=0,
+        remove_unused_columns=False,
+        disable_tqdm=False,
+    )
+    return DiffusionTrainer(
+        model=model,
+        args=args,
+        train_dataset=Definitions(pairs, tokenizer),
+        data_collator=lambda items: collate(items, tokenizer.pad_token_id),
+        callbacks=list(callbacks) + ([TimeLimit(minutes)] if minutes else []),
+    )
 
 
 class TimeLimit:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 def _ngrams(text: str, n: int) -> list[tuple[str, ...]]:
     words = text.lower().split()
-    return [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
+    return [tuple(words[i : i + n]) for i in range(len(words) - n + 1)]
 
 
 def distinct_n(texts: list[str], n: int) -> float:

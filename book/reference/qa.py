@@ -16,7 +16,9 @@ import string
 import torch
 
 
-def best_span(start_logits, end_logits, allowed, max_answer_len: int) -> tuple[tuple[int, int], float]:
+def best_span(
+    start_logits, end_logits, allowed, max_answer_len: int
+) -> tuple[tuple[int, int], float]:
     """The best permitted (start, end) token pair and its score start[s] + end[e].
 
     start_logits, end_logits: [T]; allowed: bool [T], True at the context's tokens.
@@ -49,8 +51,15 @@ def f1(prediction: str, gold: str) -> float:
 
 
 @torch.inference_mode()
-def answer(model, tokenizer, question: str, context: str, max_length: int = 384, stride: int = 128,
-           max_answer_len: int = 8) -> dict:
+def answer(
+    model,
+    tokenizer,
+    question: str,
+    context: str,
+    max_length: int = 384,
+    stride: int = 128,
+    max_answer_len: int = 8,
+) -> dict:
     """Answer from a context of any length: the tokenizer cuts the context into windows of at most
     ``max_length`` tokens (question included) that overlap by ``stride`` tokens; the best span
     of every window is scored and the best score over all windows wins.
@@ -59,9 +68,17 @@ def answer(model, tokenizer, question: str, context: str, max_length: int = 384,
     ``score``, ``window`` (the winning window's index), ``windows`` (how many there were),
     ``char_span`` (start, end) in the context.
     """
-    enc = tokenizer(question, context, truncation="only_second", max_length=max_length, stride=stride,
-                    return_overflowing_tokens=True, return_offsets_mapping=True, padding=True,
-                    return_tensors="pt")
+    enc = tokenizer(
+        question,
+        context,
+        truncation="only_second",
+        max_length=max_length,
+        stride=stride,
+        return_overflowing_tokens=True,
+        return_offsets_mapping=True,
+        padding=True,
+        return_tensors="pt",
+    )
     offsets = enc.pop("offset_mapping")  # [W, T, 2]: character span of each token
     enc.pop("overflow_to_sample_mapping")
     out = model(**enc)
@@ -71,6 +88,11 @@ def answer(model, tokenizer, question: str, context: str, max_length: int = 384,
         (s, e), score = best_span(out.start_logits[w], out.end_logits[w], allowed, max_answer_len)
         if best is None or score > best["score"]:
             chars = (int(offsets[w, s, 0]), int(offsets[w, e, 1]))
-            best = {"text": context[chars[0]:chars[1]], "score": score, "window": w, "char_span": chars}
+            best = {
+                "text": context[chars[0] : chars[1]],
+                "score": score,
+                "window": w,
+                "char_span": chars,
+            }
     best["windows"] = enc["input_ids"].shape[0]
     return best

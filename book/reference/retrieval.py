@@ -17,8 +17,9 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-SYSTEM_PROMPT = ("You answer questions in a few words. Use the numbered passages when they "
-                 "contain the answer.")
+SYSTEM_PROMPT = (
+    "You answer questions in a few words. Use the numbered passages when they contain the answer."
+)
 
 
 def embed_texts(model, tokenizer, texts: list[str], batch_size: int = 32) -> torch.Tensor:
@@ -30,18 +31,24 @@ def embed_texts(model, tokenizer, texts: list[str], batch_size: int = 32) -> tor
     rows = []
     with torch.inference_mode():
         for start in range(0, len(texts), batch_size):
-            batch = tokenizer(texts[start:start + batch_size], padding=True, truncation=True,
-                              return_tensors="pt")
-            hidden = model(**batch).last_hidden_state                  # [B, T, H]
+            batch = tokenizer(
+                texts[start : start + batch_size],
+                padding=True,
+                truncation=True,
+                return_tensors="pt",
+            )
+            hidden = model(**batch).last_hidden_state  # [B, T, H]
             mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)  # [B, T, 1]
-            mean = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)   # [B, H]
+            mean = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)  # [B, H]
             rows.append(F.normalize(mean, dim=-1))
     if not rows:
         return torch.empty(0, model.config.hidden_size)
-    return torch.cat(rows)                                             # [N, H]
+    return torch.cat(rows)  # [N, H]
 
 
-def top_k(query_vecs: torch.Tensor, doc_vecs: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+def top_k(
+    query_vecs: torch.Tensor, doc_vecs: torch.Tensor, k: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Cosine scores ``[Q, k]`` and indices ``[Q, k]`` of the k nearest documents, best first;
     equal scores keep the lower index first. ``k`` larger than the number of documents is a
     ValueError."""
@@ -55,8 +62,11 @@ def top_k(query_vecs: torch.Tensor, doc_vecs: torch.Tensor, k: int) -> tuple[tor
 def recall_at_k(retrieved: list[list[int]], relevant: list[set[int]], k: int) -> float:
     """Mean over queries of |top-k retrieved ∩ relevant| / |relevant|; queries with no
     relevant document are left out (0.0 if none is left)."""
-    shares = [len(set(found[:k]) & wanted) / len(wanted)
-              for found, wanted in zip(retrieved, relevant) if wanted]
+    shares = [
+        len(set(found[:k]) & wanted) / len(wanted)
+        for found, wanted in zip(retrieved, relevant)
+        if wanted
+    ]
     return sum(shares) / len(shares) if shares else 0.0
 
 

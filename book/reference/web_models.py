@@ -37,8 +37,18 @@ from pathlib import Path
 
 from bertlab.probes import PROBES
 from reference import web_sampler
-from reference.web_onnx import (OPSET, agreement, embedding_copies, export_onnx, load_torch, quantize_int8, run,
-                                 session, store_fp16, torch_top1)
+from reference.web_onnx import (
+    OPSET,
+    agreement,
+    embedding_copies,
+    export_onnx,
+    load_torch,
+    quantize_int8,
+    run,
+    session,
+    store_fp16,
+    torch_top1,
+)
 
 REPO = Path(__file__).resolve().parents[2]  # book/reference/web_models.py
 PAGES_JS = REPO / "book" / "live"
@@ -47,12 +57,18 @@ ORT_DIST = PAGES_JS / "node_modules" / "onnxruntime-web" / "dist"
 ORT_FILES = ("ort.wasm.bundle.min.mjs", "ort-wasm-simd-threaded.wasm")
 MIN_AGREEMENT = 0.95
 #: Chapter 4's examples: its flagship sentence, then the two of "Fill in the blank is not generation".
-FILL_EXAMPLES = ("The capital of France is [MASK].", "The [MASK] barked in the garden all morning.",
-                 "The [MASK] sang in the garden all morning.", "She drinks a cup of [MASK] every morning.")
+FILL_EXAMPLES = (
+    "The capital of France is [MASK].",
+    "The [MASK] barked in the garden all morning.",
+    "The [MASK] sang in the garden all morning.",
+    "She drinks a cup of [MASK] every morning.",
+)
 #: Chapter 6b's canvas: held-out (word, sentence) pairs, the chapter's river bank first; N, K as the chapter's.
-CANVAS_EXAMPLES = (("bank", "they pulled the canoe up on the bank"),
-                   ("unit", "the team is a unit"),
-                   ("performance", "they admired his performance under stress"))
+CANVAS_EXAMPLES = (
+    ("bank", "they pulled the canoe up on the bank"),
+    ("unit", "the team is a unit"),
+    ("performance", "they admired his performance under stress"),
+)
 CANVAS_N, CANVAS_K, CANVAS_SEED = 12, 6, 0
 
 
@@ -67,7 +83,9 @@ def build_model(name: str, path: str, weights_dir: Path, models_dir: Path, token
     record_file = folder / "export.json"
     if record_file.is_file():
         record = json.loads(record_file.read_text())
-        print(f"web_models: {folder.name} already built ({record['dtype']}, top-1 agreement {record['agreement']:.1%})")
+        print(
+            f"web_models: {folder.name} already built ({record['dtype']}, top-1 agreement {record['agreement']:.1%})"
+        )
         return record
     started = time.perf_counter()
     model = load_torch(path)
@@ -80,23 +98,40 @@ def build_model(name: str, path: str, weights_dir: Path, models_dir: Path, token
         tmp_folder.mkdir()
         quantize_int8(fp32, Path(tmp) / "model_int8.onnx")
         int8 = agreement(want, session(Path(tmp) / "model_int8.onnx"), tokenizer)
-        print(f"web_models: {name}: int8 top-1 agrees with PyTorch on {int8:.1%} of {len(PROBES)} probe sentences")
+        print(
+            f"web_models: {name}: int8 top-1 agrees with PyTorch on {int8:.1%} of {len(PROBES)} probe sentences"
+        )
         dtype = "int8"
         if int8 < MIN_AGREEMENT:
             dtype = "fp16"
             store_fp16(fp32, Path(tmp) / "model_fp16.onnx")
         onnx_file = f"model_{dtype}.onnx"
         shutil.move(str(Path(tmp) / onnx_file), tmp_folder / onnx_file)
-        agree = int8 if dtype == "int8" else agreement(want, session(tmp_folder / onnx_file), tokenizer)
-        print(f"web_models: {name}: {dtype} top-1 agrees with PyTorch on {agree:.1%} of the probe sentences")
+        agree = (
+            int8 if dtype == "int8" else agreement(want, session(tmp_folder / onnx_file), tokenizer)
+        )
+        print(
+            f"web_models: {name}: {dtype} top-1 agrees with PyTorch on {agree:.1%} of the probe sentences"
+        )
         if agree < MIN_AGREEMENT:
-            raise SystemExit(f"web_models: {name}'s {dtype} model agrees with PyTorch on {agree:.1%} of the probes, "
-                             f"under {MIN_AGREEMENT:.0%}: the site would show other answers than the book")
-        record = {"name": name, "bertlab_name": getattr(model.config, "bertlab_name", name), "dtype": dtype,
-                  "file": f"{folder.name}/{onnx_file}", "bytes": (tmp_folder / onnx_file).stat().st_size,
-                  "fp32_bytes": fp32.stat().st_size, "agreement": agree, "int8_agreement": int8,
-                  "probes": len(PROBES), "opset": OPSET, "word_embedding_copies_exported": copies,
-                  "seconds": round(time.perf_counter() - started, 1)}
+            raise SystemExit(
+                f"web_models: {name}'s {dtype} model agrees with PyTorch on {agree:.1%} of the probes, "
+                f"under {MIN_AGREEMENT:.0%}: the site would show other answers than the book"
+            )
+        record = {
+            "name": name,
+            "bertlab_name": getattr(model.config, "bertlab_name", name),
+            "dtype": dtype,
+            "file": f"{folder.name}/{onnx_file}",
+            "bytes": (tmp_folder / onnx_file).stat().st_size,
+            "fp32_bytes": fp32.stat().st_size,
+            "agreement": agree,
+            "int8_agreement": int8,
+            "probes": len(PROBES),
+            "opset": OPSET,
+            "word_embedding_copies_exported": copies,
+            "seconds": round(time.perf_counter() - started, 1),
+        }
         (tmp_folder / "export.json").write_text(json.dumps(record, indent=2) + "\n")
         shutil.rmtree(folder, ignore_errors=True)
         shutil.move(str(tmp_folder), folder)
@@ -105,33 +140,66 @@ def build_model(name: str, path: str, weights_dir: Path, models_dir: Path, token
 
 def references(tokenizer, mlm, diffusion) -> dict:
     """onnxruntime-Python's answers on the pages' examples (what the browser must reproduce)."""
-    special = {"cls": tokenizer.cls_token_id, "sep": tokenizer.sep_token_id, "pad": tokenizer.pad_token_id,
-               "mask": tokenizer.mask_token_id}
+    special = {
+        "cls": tokenizer.cls_token_id,
+        "sep": tokenizer.sep_token_id,
+        "pad": tokenizer.pad_token_id,
+        "mask": tokenizer.mask_token_id,
+    }
     fills = []
     for text in FILL_EXAMPLES:
         ids = tokenizer(text)["input_ids"]
-        fills.append({"text": text, "input_ids": ids,
-                      "fills": web_sampler.top_fills(run(mlm, ids), ids, tokenizer.mask_token_id)})
+        fills.append(
+            {
+                "text": text,
+                "input_ids": ids,
+                "fills": web_sampler.top_fills(run(mlm, ids), ids, tokenizer.mask_token_id),
+            }
+        )
     canvases = []
     for word, sentence in CANVAS_EXAMPLES:
         source = tokenizer(f"{word} : {sentence}", add_special_tokens=False)["input_ids"]
         for order in ("confidence", "random"):
-            steps = web_sampler.fill_canvas(lambda i, t: run(diffusion, i, t), source, CANVAS_N, CANVAS_K,
-                                            special, order, CANVAS_SEED)
-            canvases.append({"word": word, "sentence": sentence, "source_ids": source, "n": CANVAS_N,
-                             "k": CANVAS_K, "order": order, "seed": CANVAS_SEED, "steps": steps})
+            steps = web_sampler.fill_canvas(
+                lambda i, t: run(diffusion, i, t),
+                source,
+                CANVAS_N,
+                CANVAS_K,
+                special,
+                order,
+                CANVAS_SEED,
+            )
+            canvases.append(
+                {
+                    "word": word,
+                    "sentence": sentence,
+                    "source_ids": source,
+                    "n": CANVAS_N,
+                    "k": CANVAS_K,
+                    "order": order,
+                    "seed": CANVAS_SEED,
+                    "steps": steps,
+                }
+            )
     tokenized = {p.text: tokenizer(p.text)["input_ids"] for p in PROBES}
     draws = web_sampler.mulberry32(CANVAS_SEED)
-    return {"fill_mask": fills, "canvas": canvases, "tokenized": tokenized,
-            "mulberry32_seed0": [next(draws) for _ in range(8)], "special": special}
+    return {
+        "fill_mask": fills,
+        "canvas": canvases,
+        "tokenized": tokenized,
+        "mulberry32_seed0": [next(draws) for _ in range(8)],
+        "special": special,
+    }
 
 
 def copy_runtime(out: Path) -> None:
     """onnxruntime-web (from ``npm ci``) into ``out/ort``, the pages' modules into ``out``."""
     missing = [f for f in ORT_FILES if not (ORT_DIST / f).is_file()]
     if missing:
-        raise SystemExit(f"web_models: {ORT_DIST} lacks {', '.join(missing)}: run `npm ci` in {PAGES_JS} "
-                         "(Node.js and npm from Debian: apt-get install nodejs npm)")
+        raise SystemExit(
+            f"web_models: {ORT_DIST} lacks {', '.join(missing)}: run `npm ci` in {PAGES_JS} "
+            "(Node.js and npm from Debian: apt-get install nodejs npm)"
+        )
     (out / "ort").mkdir(parents=True, exist_ok=True)
     for name in ORT_FILES:
         shutil.copyfile(ORT_DIST / name, out / "ort" / name)
@@ -155,15 +223,27 @@ def build(out: Path) -> dict:
     mlm_path, diffusion_dir = checkpoint_path(), diffusion_path()
     tokenizer = AutoTokenizer.from_pretrained(mlm_path)
     shutil.copyfile(Path(mlm_path) / "vocab.txt", models_dir / "vocab.txt")
-    records = {"mlm": build_model("mlm", mlm_path, ENCODER_WEIGHTS, models_dir, tokenizer),
-               "diffusion": build_model("diffusion", diffusion_dir, DIFFUSION_WEIGHTS, models_dir, tokenizer)}
-    reference = references(tokenizer, session(models_dir / records["mlm"]["file"]),
-                           session(models_dir / records["diffusion"]["file"]))
+    records = {
+        "mlm": build_model("mlm", mlm_path, ENCODER_WEIGHTS, models_dir, tokenizer),
+        "diffusion": build_model(
+            "diffusion", diffusion_dir, DIFFUSION_WEIGHTS, models_dir, tokenizer
+        ),
+    }
+    reference = references(
+        tokenizer,
+        session(models_dir / records["mlm"]["file"]),
+        session(models_dir / records["diffusion"]["file"]),
+    )
     (models_dir / "reference.json").write_text(json.dumps(reference) + "\n")
     runtime = sum((out / "ort" / name).stat().st_size for name in ORT_FILES)
-    index = {"models": records, "vocab": "vocab.txt", "runtime_bytes": runtime,
-             "fill_examples": list(FILL_EXAMPLES), "canvas_examples": [list(e) for e in CANVAS_EXAMPLES],
-             "canvas": {"n": CANVAS_N, "k": CANVAS_K, "seed": CANVAS_SEED}}
+    index = {
+        "models": records,
+        "vocab": "vocab.txt",
+        "runtime_bytes": runtime,
+        "fill_examples": list(FILL_EXAMPLES),
+        "canvas_examples": [list(e) for e in CANVAS_EXAMPLES],
+        "canvas": {"n": CANVAS_N, "k": CANVAS_K, "seed": CANVAS_SEED},
+    }
     (models_dir / "models.json").write_text(json.dumps(index, indent=2) + "\n")
     return index
 
@@ -175,8 +255,10 @@ def main(argv: list[str] | None = None) -> int:
     index = build(args.out)
     total = sum(f.stat().st_size for f in args.out.rglob("*") if f.is_file())
     for r in index["models"].values():
-        print(f"web_models: {r['file']}: {r['bytes'] / 1e6:.1f} MB (fp32 export {r['fp32_bytes'] / 1e6:.1f} MB), "
-              f"top-1 agreement with PyTorch {r['agreement']:.1%} (int8: {r['int8_agreement']:.1%})")
+        print(
+            f"web_models: {r['file']}: {r['bytes'] / 1e6:.1f} MB (fp32 export {r['fp32_bytes'] / 1e6:.1f} MB), "
+            f"top-1 agreement with PyTorch {r['agreement']:.1%} (int8: {r['int8_agreement']:.1%})"
+        )
     print(f"web_models: {args.out}: {total / 1e6:.1f} MB in all")
     return 0
 

@@ -33,19 +33,27 @@ def export_onnx(model, dest: Path) -> None:
             self.inner = inner
 
         def forward(self, input_ids, attention_mask, token_type_ids):
-            return self.inner(input_ids=input_ids, attention_mask=attention_mask,
-                              token_type_ids=token_type_ids).logits      # [B, T, V]
+            return self.inner(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).logits  # [B, T, V]
 
-    ids = torch.tensor([[101, 1996, 103, 2003, 102]])                       # [1, 5]
+    ids = torch.tensor([[101, 1996, 103, 2003, 102]])  # [1, 5]
     names = ["input_ids", "attention_mask", "token_type_ids"]
     axes = {n: {0: "batch", 1: "sequence"} for n in names} | {"logits": {0: "batch", 1: "sequence"}}
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the TorchScript exporter's DeprecationWarning
-        torch.onnx.export(Logits(model), (ids, torch.ones_like(ids), torch.zeros_like(ids)), str(dest),
-                          input_names=names, output_names=["logits"], dynamic_axes=axes,
-                          opset_version=OPSET, dynamo=False)
+        torch.onnx.export(
+            Logits(model),
+            (ids, torch.ones_like(ids), torch.zeros_like(ids)),
+            str(dest),
+            input_names=names,
+            output_names=["logits"],
+            dynamic_axes=axes,
+            opset_version=OPSET,
+            dynamo=False,
+        )
 
 
 def embedding_copies(path: Path, vocab_size: int, hidden: int) -> int:
@@ -62,8 +70,14 @@ def quantize_int8(src: Path, dest: Path) -> None:
     reduce_range, the best of its options on the probes)."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    quantize_dynamic(str(src), str(dest), weight_type=QuantType.QInt8, per_channel=True, reduce_range=True,
-                     extra_options={"MatMulConstBOnly": True})
+    quantize_dynamic(
+        str(src),
+        str(dest),
+        weight_type=QuantType.QInt8,
+        per_channel=True,
+        reduce_range=True,
+        extra_options={"MatMulConstBOnly": True},
+    )
 
 
 def store_fp16(src: Path, dest: Path, min_size: int = 65536) -> None:
@@ -75,12 +89,20 @@ def store_fp16(src: Path, dest: Path, min_size: int = 65536) -> None:
 
     model = onnx.load(str(src))
     graph = model.graph
-    big = {t.name: numpy_helper.to_array(t) for t in graph.initializer
-           if t.data_type == onnx.TensorProto.FLOAT and len(t.dims) == 2 and np.prod(t.dims) >= min_size}
+    big = {
+        t.name: numpy_helper.to_array(t)
+        for t in graph.initializer
+        if t.data_type == onnx.TensorProto.FLOAT
+        and len(t.dims) == 2
+        and np.prod(t.dims) >= min_size
+    }
     gathered = {n.input[0] for n in graph.node if n.op_type == "Gather"}
-    table = next(name for name in big if name in gathered)                 # [V, H] word embeddings
-    copies = [k for k, a in big.items() if k != table and a.shape == big[table].T.shape
-              and np.array_equal(a, big[table].T)]                           # [H, V] decoder weight
+    table = next(name for name in big if name in gathered)  # [V, H] word embeddings
+    copies = [
+        k
+        for k, a in big.items()
+        if k != table and a.shape == big[table].T.shape and np.array_equal(a, big[table].T)
+    ]  # [H, V] decoder weight
     nodes, stored = [], []
     for name, weight in big.items():
         if name in copies:
@@ -109,7 +131,9 @@ def run(sess, ids: list[int], types: list[int] | None = None) -> np.ndarray:
     """Logits [T, V] for one sequence."""
     a = np.array([ids], dtype=np.int64)
     t = np.array([types if types is not None else [0] * len(ids)], dtype=np.int64)
-    return sess.run(["logits"], {"input_ids": a, "attention_mask": np.ones_like(a), "token_type_ids": t})[0][0]
+    return sess.run(
+        ["logits"], {"input_ids": a, "attention_mask": np.ones_like(a), "token_type_ids": t}
+    )[0][0]
 
 
 def torch_top1(model, tokenizer) -> list[int]:
@@ -121,7 +145,7 @@ def torch_top1(model, tokenizer) -> list[int]:
     for probe in PROBES:
         ids = tokenizer(probe.text)["input_ids"]
         with torch.no_grad():
-            logits = model(input_ids=torch.tensor([ids])).logits[0]                 # [T, V]
+            logits = model(input_ids=torch.tensor([ids])).logits[0]  # [T, V]
         out.append(int(logits[ids.index(tokenizer.mask_token_id)].argmax()))
     return out
 

@@ -47,7 +47,7 @@ def top_fills(logits: np.ndarray, input_ids: list[int], mask_id: int, k: int = 5
     logits: [T, V] float32. Ties go to the smaller id (a stable sort), as in ``topFills``."""
     out = []
     for position in [i for i, t in enumerate(input_ids) if t == mask_id]:
-        probs = softmax(logits[position])                                   # [V]
+        probs = softmax(logits[position])  # [V]
         top = np.argsort(-probs, kind="stable")[:k]
         out.append({"position": position, "ids": top.tolist(), "probs": probs[top].tolist()})
     return out
@@ -71,8 +71,15 @@ def layout(source_ids: list[int], n_tokens: int, cls_id: int, sep_id: int, mask_
     return {"input_ids": ids, "token_type_ids": types, "start": start}
 
 
-def fill_canvas(logits_of: Callable[[list[int], list[int]], np.ndarray], source_ids: list[int], n_tokens: int,
-                steps: int, special: dict, order: str = "confidence", seed: int = 0) -> list[dict]:
+def fill_canvas(
+    logits_of: Callable[[list[int], list[int]], np.ndarray],
+    source_ids: list[int],
+    n_tokens: int,
+    steps: int,
+    special: dict,
+    order: str = "confidence",
+    seed: int = 0,
+) -> list[dict]:
     """Write ``n_tokens`` after ``source_ids`` in ``steps`` passes of ``logits_of(ids, types)`` -> [T, V].
 
     ``special`` holds the ids ``cls``, ``sep``, ``pad``, ``mask``; none of the four is ever written.
@@ -85,22 +92,27 @@ def fill_canvas(logits_of: Callable[[list[int], list[int]], np.ndarray], source_
     ids, start, mask_id = list(canvas["input_ids"]), canvas["start"], special["mask"]
     banned = [special[k] for k in ("cls", "sep", "pad", "mask")]
     draws = mulberry32(seed)
-    history = [{"canvas": ids[start:start + n_tokens], "committed": [], "probs": []}]
+    history = [{"canvas": ids[start : start + n_tokens], "committed": [], "probs": []}]
     for n in tokens_per_step(n_tokens, steps):
         logits = logits_of(ids, canvas["token_type_ids"]).astype(np.float64)  # [T, V]
-        logits[:, banned] = -np.inf                                         # never write [MASK], [SEP], ...
-        probs = softmax(logits)                                             # [T, V]
-        choice = probs.argmax(-1)                                           # [T], the first of equal maxima
-        masked = np.array(ids) == mask_id                                   # [T]
+        logits[:, banned] = -np.inf  # never write [MASK], [SEP], ...
+        probs = softmax(logits)  # [T, V]
+        choice = probs.argmax(-1)  # [T], the first of equal maxima
+        masked = np.array(ids) == mask_id  # [T]
         if order == "random":
-            score = np.array([next(draws) for _ in ids])                    # [T], one draw per position
+            score = np.array([next(draws) for _ in ids])  # [T], one draw per position
         else:
-            score = probs.max(-1)                                           # [T]
+            score = probs.max(-1)  # [T]
         score[~masked] = -1.0
         k = min(n, int(masked.sum()))
-        chosen = np.argsort(-score, kind="stable")[:k]                      # ties: the earlier position
+        chosen = np.argsort(-score, kind="stable")[:k]  # ties: the earlier position
         for position in chosen:
             ids[position] = int(choice[position])
-        history.append({"canvas": ids[start:start + n_tokens], "committed": [int(p) - start for p in chosen],
-                        "probs": [float(probs[p, choice[p]]) for p in chosen]})
+        history.append(
+            {
+                "canvas": ids[start : start + n_tokens],
+                "committed": [int(p) - start for p in chosen],
+                "probs": [float(probs[p, choice[p]]) for p in chosen],
+            }
+        )
     return history

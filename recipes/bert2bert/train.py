@@ -35,7 +35,13 @@ from pathlib import Path
 import torch
 
 from bertlab.bert2bert import definitions
-from bertlab.bert2bert.model import freeze_encoder, freeze_word_embeddings, trainable_names, trained_names, warm_start
+from bertlab.bert2bert.model import (
+    freeze_encoder,
+    freeze_word_embeddings,
+    trainable_names,
+    trained_names,
+    warm_start,
+)
 from bertlab.bert2bert.trainer import CurveLog, make_trainer
 from bertlab.models.bert2bert import WEIGHTS_DIR
 from bertlab.models.cache import sha256
@@ -49,26 +55,44 @@ def train(args: argparse.Namespace):
 
     from bertlab.models import checkpoint_path, public_path
 
-    path = checkpoint_path()  # the course checkpoint: what bertlab.models.bert2bert assembles the export onto
+    path = (
+        checkpoint_path()
+    )  # the course checkpoint: what bertlab.models.bert2bert assembles the export onto
     tokenizer = AutoTokenizer.from_pretrained(path)
     model = warm_start(path, tokenizer, tie=args.share, seed=args.seed)
     trainable = freeze_word_embeddings(model) if args.share else freeze_encoder(model)
-    print(f"{'BERTShare' if args.share else 'BERT2BERT'} from {public_path(path)}: {trainable:,} of "
-          f"{sum(p.numel() for p in model.parameters()):,} parameters train")
+    print(
+        f"{'BERTShare' if args.share else 'BERT2BERT'} from {public_path(path)}: {trainable:,} of "
+        f"{sum(p.numel() for p in model.parameters()):,} parameters train"
+    )
     rows = definitions.load("train")
     if args.limit:
         rows = rows[: args.limit]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    trainer = make_trainer(model, tokenizer, rows, out, args.max_steps, args.batch_size, args.lr, args.warmup,
-                           args.log_steps, args.save_steps, args.seed, [CurveLog(out / "curve.jsonl")])
+    trainer = make_trainer(
+        model,
+        tokenizer,
+        rows,
+        out,
+        args.max_steps,
+        args.batch_size,
+        args.lr,
+        args.warmup,
+        args.log_steps,
+        args.save_steps,
+        args.seed,
+        [CurveLog(out / "curve.jsonl")],
+    )
     resume = any(out.glob("checkpoint-*")) and not args.no_resume
     start = time.perf_counter()
     trainer.train(resume_from_checkpoint=True if resume else None)
     return model, tokenizer, time.perf_counter() - start
 
 
-def export(model, run: Path, settings: dict, weights_dir: Path = WEIGHTS_DIR, share: bool = False) -> Path:
+def export(
+    model, run: Path, settings: dict, weights_dir: Path = WEIGHTS_DIR, share: bool = False
+) -> Path:
     """Write the trained tensors (fp16) and the manifest into ``weights_dir``: the decoder's for
     BERT2BERT, every trained one (each shared tensor once) for BERTShare."""
     from safetensors.torch import save_file
@@ -76,15 +100,23 @@ def export(model, run: Path, settings: dict, weights_dir: Path = WEIGHTS_DIR, sh
     weights_dir.mkdir(parents=True, exist_ok=True)
     state = model.state_dict()
     names = trainable_names(model) if share else trained_names(model)
-    save_file({k: state[k].detach().to(torch.float16).contiguous() for k in names},
-              weights_dir / WEIGHTS_FILE, metadata={"format": "pt"})
+    save_file(
+        {k: state[k].detach().to(torch.float16).contiguous() for k in names},
+        weights_dir / WEIGHTS_FILE,
+        metadata={"format": "pt"},
+    )
     curve = [json.loads(line) for line in (run / "curve.jsonl").read_text().splitlines()]
-    manifest = {"bertlab_name": f"bertlab-{'bertshare' if share else 'bert2bert'}-definitions",
-                "weights_file": WEIGHTS_FILE, "sha256": sha256(weights_dir / WEIGHTS_FILE),
-                "encoder": "shared with the decoder, trained" if share else "the course checkpoint, frozen",
-                "shared": share, "trained_parameters": sum(state[k].numel() for k in names),
-                "settings": settings, "hardware": hardware(),
-                "curve": [r for r in curve if "loss" in r]}
+    manifest = {
+        "bertlab_name": f"bertlab-{'bertshare' if share else 'bert2bert'}-definitions",
+        "weights_file": WEIGHTS_FILE,
+        "sha256": sha256(weights_dir / WEIGHTS_FILE),
+        "encoder": "shared with the decoder, trained" if share else "the course checkpoint, frozen",
+        "shared": share,
+        "trained_parameters": sum(state[k].numel() for k in names),
+        "settings": settings,
+        "hardware": hardware(),
+        "curve": [r for r in curve if "loss" in r],
+    }
     (weights_dir / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     return weights_dir
 
@@ -100,20 +132,36 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--log-steps", type=int, default=25)
     ap.add_argument("--save-steps", type=int, default=250)
     ap.add_argument("--limit", type=int, default=0, help="train on the first N pairs only (0: all)")
-    ap.add_argument("--no-resume", action="store_true", help="start over even if OUT has checkpoints")
-    ap.add_argument("--share", action="store_true", help="train BERTShare (one set of weights for both halves)")
-    ap.add_argument("--weights", type=Path, default=None,
-                    help=f"where the trained weights are exported (default: {WEIGHTS_DIR} for BERT2BERT, "
-                         "OUT/weights for BERTShare)")
+    ap.add_argument(
+        "--no-resume", action="store_true", help="start over even if OUT has checkpoints"
+    )
+    ap.add_argument(
+        "--share", action="store_true", help="train BERTShare (one set of weights for both halves)"
+    )
+    ap.add_argument(
+        "--weights",
+        type=Path,
+        default=None,
+        help=f"where the trained weights are exported (default: {WEIGHTS_DIR} for BERT2BERT, "
+        "OUT/weights for BERTShare)",
+    )
     return ap.parse_args(argv)
 
 
 def main(argv=None) -> None:
     args = parse_args(argv)
     model, _, seconds = train(args)
-    settings = {k: v for k, v in vars(args).items() if k not in ("out", "weights", "no_resume", "share")}
+    settings = {
+        k: v for k, v in vars(args).items() if k not in ("out", "weights", "no_resume", "share")
+    }
     weights = args.weights or (Path(args.out) / "weights" if args.share else WEIGHTS_DIR)
-    folder = export(model, Path(args.out), {**settings, "last_session_seconds": round(seconds)}, weights, args.share)
+    folder = export(
+        model,
+        Path(args.out),
+        {**settings, "last_session_seconds": round(seconds)},
+        weights,
+        args.share,
+    )
     print(f"exported to {folder} ({(folder / WEIGHTS_FILE).stat().st_size / 2**20:.1f} MB)")
 
 

@@ -21,7 +21,9 @@ from bertlab.models import minilm_path
 def load_tokenizer(path: str | None = None):
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(path or minilm_path())  # never from vocab_file (5-token vocab)
+    return AutoTokenizer.from_pretrained(
+        path or minilm_path()
+    )  # never from vocab_file (5-token vocab)
 
 
 def pack(lines: list[str], tokenizer, seq_len: int) -> torch.Tensor:
@@ -54,7 +56,9 @@ def data_cache(corpus: Path, out: Path, seq_len: int) -> Path:
     return out / f"data-{corpus_id(corpus)}-{seq_len}.pt"
 
 
-def load_data(corpus: Path, out: Path, tokenizer, seq_len: int) -> tuple[torch.Tensor, torch.Tensor]:
+def load_data(
+    corpus: Path, out: Path, tokenizer, seq_len: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Packed train and held-out rows, cached in ``out/data-<corpus id>-<seq_len>.pt``.
 
     A run may continue on another corpus (the shipped checkpoint's stage 2): each has its cache."""
@@ -64,9 +68,16 @@ def load_data(corpus: Path, out: Path, tokenizer, seq_len: int) -> tuple[torch.T
         return d["train"], d["heldout"]
 
     def read(name: str) -> list[str]:
-        return [line for line in (corpus / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+        return [
+            line
+            for line in (corpus / name).read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        ]
 
-    train, heldout = pack(read("train.txt"), tokenizer, seq_len), pack(read("heldout.txt"), tokenizer, seq_len)
+    train, heldout = (
+        pack(read("train.txt"), tokenizer, seq_len),
+        pack(read("heldout.txt"), tokenizer, seq_len),
+    )
     torch.save({"train": train, "heldout": heldout}, str(cache) + ".tmp")
     os.replace(str(cache) + ".tmp", cache)
     return train, heldout
@@ -87,7 +98,11 @@ def make_collator(tokenizer, seed: int, whole_word: bool = False):
     with warnings.catch_warnings():  # "Setting mask_replace_prob to 1": undone below
         warnings.simplefilter("ignore", UserWarning)
         collator = DataCollatorForLanguageModeling(
-            tokenizer, mlm_probability=0.15, mask_replace_prob=0.8, random_replace_prob=0.1, seed=seed,
+            tokenizer,
+            mlm_probability=0.15,
+            mask_replace_prob=0.8,
+            random_replace_prob=0.1,
+            seed=seed,
             whole_word_mask=whole_word,
         )
     collator.mask_replace_prob, collator.random_replace_prob = 0.8, 0.1
@@ -107,7 +122,9 @@ def continuation_mask(tokenizer) -> torch.Tensor:
     return continuation
 
 
-def word_examples(rows: torch.Tensor, tokenizer, continuation: torch.Tensor | None = None) -> list[dict]:
+def word_examples(
+    rows: torch.Tensor, tokenizer, continuation: torch.Tensor | None = None
+) -> list[dict]:
     """Packed ``[B, L]`` ids as the examples whole-word masking needs: ``input_ids``, a
     ``special_tokens_mask`` and an ``offset_mapping`` in which a ``##`` piece touches the piece
     before it and a new word leaves a gap (the collator finds word starts from those offsets).
@@ -116,10 +133,14 @@ def word_examples(rows: torch.Tensor, tokenizer, continuation: torch.Tensor | No
     ids = rows.long()  # [B, L]
     special = torch.isin(ids, torch.tensor(tokenizer.all_special_ids))  # [B, L]
     new_word = (~continuation[ids]).long()  # [B, L]
-    start = torch.arange(ids.shape[1]) + new_word.cumsum(dim=1)  # [B, L]: a continuation starts where the last piece ended
+    start = torch.arange(ids.shape[1]) + new_word.cumsum(
+        dim=1
+    )  # [B, L]: a continuation starts where the last piece ended
     offsets = torch.stack([start, start + 1], dim=-1)  # [B, L, 2]
-    return [{"input_ids": i, "special_tokens_mask": s.long(), "offset_mapping": o}
-            for i, s, o in zip(ids, special, offsets)]
+    return [
+        {"input_ids": i, "special_tokens_mask": s.long(), "offset_mapping": o}
+        for i, s, o in zip(ids, special, offsets)
+    ]
 
 
 def fixed_eval_set(heldout: torch.Tensor, tokenizer, n: int, seed: int = 1234) -> dict:

@@ -66,8 +66,13 @@ print(json.dumps({"import_s": round(t1 - t0, 2), "load_forward_s": round(t2 - t1
 def measure_load(model_path: str) -> dict:
     """Cold load + one 2x16 forward in a fresh interpreter: wall seconds and peak RSS (MB)."""
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error")
-    out = subprocess.run([sys.executable, "-c", _LOAD_SCRIPT, model_path], capture_output=True, text=True,
-                         env=env, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _LOAD_SCRIPT, model_path],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -95,14 +100,24 @@ def load_model(spec: str | None, corpus: Path, run: Path | None = None):
 
 
 def heldout_eval(model, tokenizer, corpus: Path, n_seqs: int = 0, seq_len: int = 128) -> dict:
-    lines = [line for line in (corpus / "heldout.txt").read_text(encoding="utf-8").splitlines() if line.strip()]
+    lines = [
+        line
+        for line in (corpus / "heldout.txt").read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
     rows = pack(lines, tokenizer, seq_len)  # [n, seq_len]
     eval_set = fixed_eval_set(rows, tokenizer, n_seqs or len(rows), seed=EVAL_SEED)
     loss, acc = evaluate(model, eval_set)
     n_masked = int((eval_set["labels"] != -100).sum())
     copies = copy_rate(model, eval_set, tokenizer)
-    return {"accuracy": acc, "loss": loss, "n_seqs": len(eval_set["input_ids"]), "n_masked": n_masked,
-            "copy_rate": copies["copy_rate"], "n_copied": copies["n_copied"]}
+    return {
+        "accuracy": acc,
+        "loss": loss,
+        "n_seqs": len(eval_set["input_ids"]),
+        "n_masked": n_masked,
+        "copy_rate": copies["copy_rate"],
+        "n_copied": copies["n_copied"],
+    }
 
 
 @torch.no_grad()
@@ -118,9 +133,14 @@ def copy_rate(model, eval_set: dict, tokenizer, batch_size: int = 32) -> dict:
     is_word = word_token_mask(tokenizer)  # [vocab], once for every batch
     copied = n = 0
     for i in range(0, len(eval_set["input_ids"]), batch_size):
-        ids, labels = eval_set["input_ids"][i : i + batch_size], eval_set["labels"][i : i + batch_size]
+        ids, labels = (
+            eval_set["input_ids"][i : i + batch_size],
+            eval_set["labels"][i : i + batch_size],
+        )
         guesses = torch.full_like(ids, -1)  # [B, L]; the decoder runs at the masked positions only
-        guesses[labels != -100] = masked_logits(model, ids.to(device), labels.to(device))[0].argmax(-1).cpu()
+        guesses[labels != -100] = (
+            masked_logits(model, ids.to(device), labels.to(device))[0].argmax(-1).cpu()
+        )
         flags = copy_flags(ids, labels, guesses, tokenizer, is_word)  # [n_masked in batch]
         copied, n = copied + int(flags.sum()), n + len(flags)
     model.train(was_training)
@@ -130,10 +150,22 @@ def copy_rate(model, eval_set: dict, tokenizer, batch_size: int = 32) -> dict:
 def main(argv: list[str] | None = None) -> dict:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--model", default=None, help="HF folder, 'base', or omitted for the embedded checkpoint")
-    ap.add_argument("--corpus", type=Path, action="append", default=None,
-                    help="built corpus whose heldout.txt to score (repeatable; default runs/corpus-v4)")
-    ap.add_argument("--run", type=Path, default=Path("runs/train"), help="for 'base': reuse its tokenized corpus")
+    ap.add_argument(
+        "--model", default=None, help="HF folder, 'base', or omitted for the embedded checkpoint"
+    )
+    ap.add_argument(
+        "--corpus",
+        type=Path,
+        action="append",
+        default=None,
+        help="built corpus whose heldout.txt to score (repeatable; default runs/corpus-v4)",
+    )
+    ap.add_argument(
+        "--run",
+        type=Path,
+        default=Path("runs/train"),
+        help="for 'base': reuse its tokenized corpus",
+    )
     ap.add_argument("--eval-seqs", type=int, default=0, help="held-out rows to use (0: all)")
     ap.add_argument("--no-load", action="store_true", help="skip the cold-load measurement")
     ap.add_argument("--json", type=Path, default=None)
@@ -146,11 +178,19 @@ def main(argv: list[str] | None = None) -> dict:
     sets = []
     for corpus in corpora:
         if (corpus / "heldout.txt").is_file():
-            sets.append({"corpus": corpus.name, "mix": read_manifest(corpus)["mix"], "corpus_id": corpus_id(corpus),
-                         **heldout_eval(model, tokenizer, corpus, args.eval_seqs)})
+            sets.append(
+                {
+                    "corpus": corpus.name,
+                    "mix": read_manifest(corpus)["mix"],
+                    "corpus_id": corpus_id(corpus),
+                    **heldout_eval(model, tokenizer, corpus, args.eval_seqs),
+                }
+            )
         elif args.corpus:  # asked for explicitly: say so rather than skip it
-            raise SystemExit(f"bertlab: {corpus}/heldout.txt not found; build it with "
-                             f"`python -m recipes.checkpoint.corpus.build --out {corpus}`")
+            raise SystemExit(
+                f"bertlab: {corpus}/heldout.txt not found; build it with "
+                f"`python -m recipes.checkpoint.corpus.build --out {corpus}`"
+            )
     if sets:
         result["heldout"], result["heldout_sets"] = sets[0], sets
     result["probes"] = probe_eval(model, tokenizer)
@@ -158,14 +198,20 @@ def main(argv: list[str] | None = None) -> dict:
         result["load"] = measure_load(path)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({k: v for k, v in result.items() if k != "path"}, indent=1) + "\n")
+        args.json.write_text(
+            json.dumps({k: v for k, v in result.items() if k != "path"}, indent=1) + "\n"
+        )
     for h in result.get("heldout_sets", []):
-        print(f"held-out {h['corpus']} (mix {h['mix']}): accuracy {h['accuracy']:.4f} over {h['n_masked']} tokens, "
-              f"copy rate {h['copy_rate']:.4f}")
+        print(
+            f"held-out {h['corpus']} (mix {h['mix']}): accuracy {h['accuracy']:.4f} over {h['n_masked']} tokens, "
+            f"copy rate {h['copy_rate']:.4f}"
+        )
     h, p = result.get("heldout", {}), result["probes"]
-    print(f"{result['model']}: held-out masked accuracy {h.get('accuracy', float('nan')):.4f} "
-          f"(loss {h.get('loss', float('nan')):.3f}, {h.get('n_masked', 0)} tokens); "
-          f"probes top-1 {p['top1']:.2f} top-5 {p['top5']:.2f} (n={p['n']}); load {result.get('load')}")
+    print(
+        f"{result['model']}: held-out masked accuracy {h.get('accuracy', float('nan')):.4f} "
+        f"(loss {h.get('loss', float('nan')):.3f}, {h.get('n_masked', 0)} tokens); "
+        f"probes top-1 {p['top1']:.2f} top-5 {p['top5']:.2f} (n={p['n']}); load {result.get('load')}"
+    )
     for r in p["per_probe"]:
         mark = "+" if r["top1_hit"] else ("~" if r["top5_hit"] else "-")
         print(f"  {mark}{'c' if r['copied'] else ' '} {r['text']:70s} {' '.join(r['top5'])}")

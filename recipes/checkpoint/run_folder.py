@@ -49,15 +49,37 @@ def seed_from_shipped(weights_dir: Path, out: Path) -> None:
     model = BertForMaskedLM.from_pretrained(encoder.checkpoint_path(weights_dir))
     logging.set_verbosity_warning()
     t = manifest["training"]
-    st = {"step": t["steps"], "epoch": 0, "index": 0, "wall": float(t["wall_s"]), "budget_s": 0.0,
-          "schedule_from_step": t["steps"], "schedule_from_wall": float(t["wall_s"])}
+    st = {
+        "step": t["steps"],
+        "epoch": 0,
+        "index": 0,
+        "wall": float(t["wall_s"]),
+        "budget_s": 0.0,
+        "schedule_from_step": t["steps"],
+        "schedule_from_wall": float(t["wall_s"]),
+    }
     out.mkdir(parents=True, exist_ok=True)
     curve = (Path(weights_dir) / "curve.jsonl").read_bytes()
-    (out / "prior_stages.json").write_text(json.dumps(
-        {"stages": manifest["stages"], "curve_rows": len(curve.splitlines()), "manifest": manifest["files"]},
-        indent=1) + "\n")
+    (out / "prior_stages.json").write_text(
+        json.dumps(
+            {
+                "stages": manifest["stages"],
+                "curve_rows": len(curve.splitlines()),
+                "manifest": manifest["files"],
+            },
+            indent=1,
+        )
+        + "\n"
+    )
     (out / "curve.jsonl").write_bytes(curve)
-    save(out / "checkpoint.pt", {"model": model.state_dict(), "state": st, "seeded_from": manifest["files"],
-                                 "args": {"batch_size": str(t["batch_size"]), "threads": str(t["threads"])},
-                                 "seq_len": t["seq_len"]})
+    save(
+        out / "checkpoint.pt",
+        {
+            "model": model.state_dict(),
+            "state": st,
+            "seeded_from": manifest["files"],
+            "args": {"batch_size": str(t["batch_size"]), "threads": str(t["threads"])},
+            "seq_len": t["seq_len"],
+        },
+    )
     print(f"seeded {out} from {weights_dir} at step {st['step']}")

@@ -20,7 +20,12 @@ class ThreadTuner:
     def __init__(self, max_threads: int, period: int = 40, probe: int = 4, max_period: int = 320):
         self.options = sorted({1, max_threads})
         self.ema = {t: None for t in self.options}
-        self.base_period, self.period, self.max_period, self.probe = period, period, max_period, probe
+        self.base_period, self.period, self.max_period, self.probe = (
+            period,
+            period,
+            max_period,
+            probe,
+        )
         self.best, self.n, self.next_probe = max_threads, 0, period - probe
         self.best_before_probe = max_threads
         self.current, self.skip = max_threads, False

@@ -32,11 +32,27 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from recipes.checkpoint.data import (continuation_mask, corpus_id, fixed_eval_set, load_data, load_tokenizer,
-                                     make_collator, masking_description, word_examples)
-from recipes.checkpoint.model import bf16_is_fast, build_model, evaluate, make_optimizer, masked_logits, pick_device
+from recipes.checkpoint.data import (
+    continuation_mask,
+    corpus_id,
+    fixed_eval_set,
+    load_data,
+    load_tokenizer,
+    make_collator,
+    masking_description,
+    word_examples,
+)
+from recipes.checkpoint.model import (
+    bf16_is_fast,
+    build_model,
+    evaluate,
+    make_optimizer,
+    masked_logits,
+    pick_device,
+)
 from recipes.checkpoint.run_folder import lr_factor, save, seed_from_shipped
 from recipes.checkpoint.threads import ThreadTuner
+
 
 def train(args: argparse.Namespace) -> dict:
     torch.set_num_threads(args.threads)
@@ -50,7 +66,9 @@ def train(args: argparse.Namespace) -> dict:
         seed_from_shipped(args.init_from, out)
     tokenizer = load_tokenizer()
     train_rows, heldout_rows = load_data(args.corpus, out, tokenizer, args.seq_len)  # [N, L] int16
-    eval_set = fixed_eval_set(heldout_rows, tokenizer, args.eval_seqs)  # of THIS corpus (token masking)
+    eval_set = fixed_eval_set(
+        heldout_rows, tokenizer, args.eval_seqs
+    )  # of THIS corpus (token masking)
     cid = corpus_id(args.corpus)
     model = build_model(train_rows)
     model.train()
@@ -74,17 +92,35 @@ def train(args: argparse.Namespace) -> dict:
             torch.set_rng_state(ck["torch_rng"])
         st = ck["state"]
         st["budget_s"] = st["wall"] + args.minutes * 60 if args.minutes else st["budget_s"]
-        rows = [json.loads(line) for line in curve_path.read_text().splitlines()] if curve_path.is_file() else []
-        curve_path.write_text("".join(json.dumps(r) + "\n" for r in rows if r["step"] <= st["step"]))
+        rows = (
+            [json.loads(line) for line in curve_path.read_text().splitlines()]
+            if curve_path.is_file()
+            else []
+        )
+        curve_path.write_text(
+            "".join(json.dumps(r) + "\n" for r in rows if r["step"] <= st["step"])
+        )
         print(f"resumed from step {st['step']} ({st['wall'] / 60:.1f} min trained)")
         if args.max_steps and st["step"] >= args.max_steps:
             print(f"already at step {st['step']} >= --max-steps {args.max_steps}: nothing to do")
             return st
-        if rows and (rows[-1].get("corpus", cid) != cid or opt_state is None):  # a new stage starts here
+        if rows and (
+            rows[-1].get("corpus", cid) != cid or opt_state is None
+        ):  # a new stage starts here
             ev_loss, ev_acc = evaluate(model, eval_set)
-            log({"step": st["step"], "wall_s": round(st["wall"], 1), "train_loss": None, "eval_loss": ev_loss,
-                 "eval_acc": ev_acc, "corpus": cid})
-            print(f"new corpus {cid} at step {st['step']}: eval loss {ev_loss:.3f} acc {ev_acc:.4f}")
+            log(
+                {
+                    "step": st["step"],
+                    "wall_s": round(st["wall"], 1),
+                    "train_loss": None,
+                    "eval_loss": ev_loss,
+                    "eval_acc": ev_acc,
+                    "corpus": cid,
+                }
+            )
+            print(
+                f"new corpus {cid} at step {st['step']}: eval loss {ev_loss:.3f} acc {ev_acc:.4f}"
+            )
     else:
         torch.manual_seed(args.seed)
         st["budget_s"] = args.minutes * 60
@@ -96,21 +132,47 @@ def train(args: argparse.Namespace) -> dict:
         opt.load_state_dict(opt_state)
     if st["step"] == 0:
         ev_loss, ev_acc = evaluate(model, eval_set)
-        log({"step": 0, "wall_s": 0.0, "train_loss": None, "eval_loss": ev_loss, "eval_acc": ev_acc, "corpus": cid})
+        log(
+            {
+                "step": 0,
+                "wall_s": 0.0,
+                "train_loss": None,
+                "eval_loss": ev_loss,
+                "eval_acc": ev_acc,
+                "corpus": cid,
+            }
+        )
         print(f"step 0: eval loss {ev_loss:.3f} acc {ev_acc:.4f}")
 
     def checkpoint() -> None:
-        save(ckpt_path, {"model": model.state_dict(), "optimizer": opt.state_dict(), "state": dict(st),
-                         "collator_rng": collator.generator.get_state(), "torch_rng": torch.get_rng_state(),
-                         "args": {k: str(v) for k, v in vars(args).items()}, "seq_len": args.seq_len,
-                         "device": str(device), "bf16": bf16, "masking": masking_description(args.whole_word)})
+        save(
+            ckpt_path,
+            {
+                "model": model.state_dict(),
+                "optimizer": opt.state_dict(),
+                "state": dict(st),
+                "collator_rng": collator.generator.get_state(),
+                "torch_rng": torch.get_rng_state(),
+                "args": {k: str(v) for k, v in vars(args).items()},
+                "seq_len": args.seq_len,
+                "device": str(device),
+                "bf16": bf16,
+                "masking": masking_description(args.whole_word),
+            },
+        )
 
     start = last_save = time.time()
     wall0 = st["wall"]
     deadline = start + args.minutes * 60 if args.minutes else math.inf
     n_rows = len(train_rows)
     order = torch.randperm(n_rows, generator=torch.Generator().manual_seed(args.seed + st["epoch"]))
-    bar = tqdm(initial=st["step"], total=args.max_steps or None, desc="mlm", dynamic_ncols=True, mininterval=5)
+    bar = tqdm(
+        initial=st["step"],
+        total=args.max_steps or None,
+        desc="mlm",
+        dynamic_ncols=True,
+        mininterval=5,
+    )
     losses: list[float] = []
     tuner = ThreadTuner(args.threads) if args.adaptive_threads and args.threads > 1 else None
     while (not args.max_steps or st["step"] < args.max_steps) and time.time() < deadline:
@@ -119,10 +181,16 @@ def train(args: argparse.Namespace) -> dict:
             tuner.threads_for_next_step()
         if st["index"] + args.batch_size > n_rows:  # next epoch, new deterministic order
             st["epoch"], st["index"] = st["epoch"] + 1, 0
-            order = torch.randperm(n_rows, generator=torch.Generator().manual_seed(args.seed + st["epoch"]))
+            order = torch.randperm(
+                n_rows, generator=torch.Generator().manual_seed(args.seed + st["epoch"])
+            )
         idx = order[st["index"] : st["index"] + args.batch_size]
         rows = train_rows[idx]  # [B, L]
-        batch = collator(word_examples(rows, tokenizer, continuation) if args.whole_word else [r.long() for r in rows])
+        batch = collator(
+            word_examples(rows, tokenizer, continuation)
+            if args.whole_word
+            else [r.long() for r in rows]
+        )
         s0, w0 = st.get("schedule_from_step", 0), st.get("schedule_from_wall", 0.0)
         if st["budget_s"]:
             progress = (wall0 + time.time() - start - w0) / max(st["budget_s"] - w0, 1e-9)
@@ -131,7 +199,10 @@ def train(args: argparse.Namespace) -> dict:
         factor = lr_factor(st["step"] - s0, progress) * args.lr_scale
         for g in opt.param_groups:
             g["lr"] = g["base_lr"] * factor
-        ids, labels = batch["input_ids"].to(device), batch["labels"].to(device)  # [B, L] each, masked on the CPU
+        ids, labels = (
+            batch["input_ids"].to(device),
+            batch["labels"].to(device),
+        )  # [B, L] each, masked on the CPU
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):  # fp32 master weights
             logits, target = masked_logits(model, ids, labels)  # [n, V], [n]
         loss = torch.nn.functional.cross_entropy(logits.float(), target)
@@ -149,9 +220,19 @@ def train(args: argparse.Namespace) -> dict:
         bar.set_postfix(loss=f"{losses[-1]:.3f}", lr=f"{factor:.2f}", thr=torch.get_num_threads())
         if st["step"] % args.eval_every == 0:
             ev_loss, ev_acc = evaluate(model, eval_set)
-            log({"step": st["step"], "wall_s": round(st["wall"], 1), "train_loss": sum(losses) / len(losses),
-                 "eval_loss": ev_loss, "eval_acc": ev_acc, "corpus": cid})
-            tqdm.write(f"step {st['step']}: train {sum(losses) / len(losses):.3f} eval {ev_loss:.3f} acc {ev_acc:.4f}")
+            log(
+                {
+                    "step": st["step"],
+                    "wall_s": round(st["wall"], 1),
+                    "train_loss": sum(losses) / len(losses),
+                    "eval_loss": ev_loss,
+                    "eval_acc": ev_acc,
+                    "corpus": cid,
+                }
+            )
+            tqdm.write(
+                f"step {st['step']}: train {sum(losses) / len(losses):.3f} eval {ev_loss:.3f} acc {ev_acc:.4f}"
+            )
             losses = []
         if time.time() - last_save > args.save_every_minutes * 60:
             checkpoint()
@@ -159,8 +240,16 @@ def train(args: argparse.Namespace) -> dict:
     bar.close()
     if losses:  # final point on the curve
         ev_loss, ev_acc = evaluate(model, eval_set)
-        log({"step": st["step"], "wall_s": round(st["wall"], 1), "train_loss": sum(losses) / len(losses),
-             "eval_loss": ev_loss, "eval_acc": ev_acc, "corpus": cid})
+        log(
+            {
+                "step": st["step"],
+                "wall_s": round(st["wall"], 1),
+                "train_loss": sum(losses) / len(losses),
+                "eval_loss": ev_loss,
+                "eval_acc": ev_acc,
+                "corpus": cid,
+            }
+        )
         print(f"final step {st['step']}: eval loss {ev_loss:.3f} acc {ev_acc:.4f}")
     checkpoint()
     return st
@@ -170,27 +259,55 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", type=Path, default=Path("runs/corpus"))
     ap.add_argument("--out", type=Path, default=Path("runs/train"))
-    ap.add_argument("--max-steps", type=int, default=0, help="stop at this global step (0: no limit)")
-    ap.add_argument("--minutes", type=float, default=0, help="stop after this many minutes (this invocation)")
+    ap.add_argument(
+        "--max-steps", type=int, default=0, help="stop at this global step (0: no limit)"
+    )
+    ap.add_argument(
+        "--minutes", type=float, default=0, help="stop after this many minutes (this invocation)"
+    )
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--seq-len", type=int, default=128)
     ap.add_argument("--eval-every", type=int, default=250)
     ap.add_argument("--eval-seqs", type=int, default=256)
     ap.add_argument("--save-every-minutes", type=float, default=8)
     ap.add_argument("--threads", type=int, default=2, help="intra-op threads (at most)")
-    ap.add_argument("--fixed-threads", dest="adaptive_threads", action="store_false",
-                    help="always use --threads (default: switch to 1 thread when that is faster)")
+    ap.add_argument(
+        "--fixed-threads",
+        dest="adaptive_threads",
+        action="store_false",
+        help="always use --threads (default: switch to 1 thread when that is faster)",
+    )
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--device", default="auto", help="auto (CUDA when there is a GPU), cpu or cuda")
-    ap.add_argument("--init-from", type=Path, default=None,
-                    help="a shipped weights folder to start from when OUT has no checkpoint yet")
-    ap.add_argument("--whole-word", action="store_true", help="mask whole words (every piece of a chosen word; 80-10-10)")
+    ap.add_argument(
+        "--init-from",
+        type=Path,
+        default=None,
+        help="a shipped weights folder to start from when OUT has no checkpoint yet",
+    )
+    ap.add_argument(
+        "--whole-word",
+        action="store_true",
+        help="mask whole words (every piece of a chosen word; 80-10-10)",
+    )
     ap.add_argument("--lr-scale", type=float, default=1.0, help="multiply both peak learning rates")
-    ap.add_argument("--bf16", choices=("auto", "on", "off"), default="auto",
-                    help="bf16 autocast (auto: where the hardware runs it natively; fp32 master weights)")
-    ap.add_argument("--no-bf16", dest="bf16", action="store_const", const="off", help="the same as --bf16 off")
-    ap.add_argument("--resume", action="store_true", help="(the default) resume from OUT/checkpoint.pt if present")
-    ap.add_argument("--no-resume", action="store_true", help="start over even if a checkpoint exists")
+    ap.add_argument(
+        "--bf16",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="bf16 autocast (auto: where the hardware runs it natively; fp32 master weights)",
+    )
+    ap.add_argument(
+        "--no-bf16", dest="bf16", action="store_const", const="off", help="the same as --bf16 off"
+    )
+    ap.add_argument(
+        "--resume",
+        action="store_true",
+        help="(the default) resume from OUT/checkpoint.pt if present",
+    )
+    ap.add_argument(
+        "--no-resume", action="store_true", help="start over even if a checkpoint exists"
+    )
     return ap.parse_args(argv)
 
 

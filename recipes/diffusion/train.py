@@ -32,7 +32,12 @@ from bertlab.models.cache import sha256
 from bertlab.models.diffusion import WEIGHTS_DIR
 from bertlab.models.encoder import checkpoint_path
 from recipes.hardware import hardware
-from reference.diffusion_training import definition_pairs, freeze_word_embeddings, make_trainer, trained_names
+from reference.diffusion_training import (
+    definition_pairs,
+    freeze_word_embeddings,
+    make_trainer,
+    trained_names,
+)
 
 
 def control_weights_dir(fixed_ratio: float) -> Path:
@@ -56,16 +61,28 @@ def export(model, run: Path, settings: dict, weights_dir: Path) -> Path:
     weights_dir.mkdir(parents=True, exist_ok=True)
     state = model.state_dict()
     names = trained_names(model)
-    save_file({k: state[k].detach().to(torch.float16).contiguous() for k in names},
-              weights_dir / "delta.safetensors", metadata={"format": "pt"})
+    save_file(
+        {k: state[k].detach().to(torch.float16).contiguous() for k in names},
+        weights_dir / "delta.safetensors",
+        metadata={"format": "pt"},
+    )
     curve = [json.loads(line) for line in (run / "curve.jsonl").read_text().splitlines()]
     fixed = settings.get("fixed_ratio")
-    name = f"bertlab-fixed-ratio-{round(100 * fixed)}-definitions" if fixed else "bertlab-masked-diffusion-definitions"
-    manifest = {"bertlab_name": name, "weights_file": "delta.safetensors",
-                "sha256": sha256(weights_dir / "delta.safetensors"),
-                "base": "the course checkpoint (bertlab-minilm-l6-mlm); word embeddings frozen",
-                "trained_parameters": sum(state[k].numel() for k in names), "settings": settings,
-                "hardware": hardware(), "curve": [r for r in curve if "loss" in r]}
+    name = (
+        f"bertlab-fixed-ratio-{round(100 * fixed)}-definitions"
+        if fixed
+        else "bertlab-masked-diffusion-definitions"
+    )
+    manifest = {
+        "bertlab_name": name,
+        "weights_file": "delta.safetensors",
+        "sha256": sha256(weights_dir / "delta.safetensors"),
+        "base": "the course checkpoint (bertlab-minilm-l6-mlm); word embeddings frozen",
+        "trained_parameters": sum(state[k].numel() for k in names),
+        "settings": settings,
+        "hardware": hardware(),
+        "curve": [r for r in curve if "loss" in r],
+    }
     (weights_dir / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     return weights_dir
 
@@ -74,23 +91,40 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="runs/diffusion", help="run folder (checkpoints, curve.jsonl)")
     ap.add_argument("--max-steps", type=int, default=6000)
-    ap.add_argument("--minutes", type=float, default=85.0, help="stop after this many minutes of this session (0: no limit)")
+    ap.add_argument(
+        "--minutes",
+        type=float,
+        default=85.0,
+        help="stop after this many minutes of this session (0: no limit)",
+    )
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--lr", type=float, default=2e-4)
     ap.add_argument("--warmup", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--log-steps", type=int, default=25)
     ap.add_argument("--save-steps", type=int, default=250)
-    ap.add_argument("--no-resume", action="store_true", help="start over even if OUT has checkpoints")
-    ap.add_argument("--fixed-ratio", type=float, default=None,
-                    help="mask every pair at this ratio instead of t ~ U(0, 1): the control run (e.g. 0.15)")
-    ap.add_argument("--weights", type=Path, default=None,
-                    help=f"where to export (default: {WEIGHTS_DIR}, or diffusion-fixed-NN beside it with --fixed-ratio)")
+    ap.add_argument(
+        "--no-resume", action="store_true", help="start over even if OUT has checkpoints"
+    )
+    ap.add_argument(
+        "--fixed-ratio",
+        type=float,
+        default=None,
+        help="mask every pair at this ratio instead of t ~ U(0, 1): the control run (e.g. 0.15)",
+    )
+    ap.add_argument(
+        "--weights",
+        type=Path,
+        default=None,
+        help=f"where to export (default: {WEIGHTS_DIR}, or diffusion-fixed-NN beside it with --fixed-ratio)",
+    )
     args = ap.parse_args(argv)
     if args.fixed_ratio is not None and not 0 < args.fixed_ratio <= 1:
         ap.error(f"--fixed-ratio must be in (0, 1], got {args.fixed_ratio}")
     if args.weights is None:
-        args.weights = WEIGHTS_DIR if args.fixed_ratio is None else control_weights_dir(args.fixed_ratio)
+        args.weights = (
+            WEIGHTS_DIR if args.fixed_ratio is None else control_weights_dir(args.fixed_ratio)
+        )
     return args
 
 
@@ -98,28 +132,57 @@ def main(argv=None) -> None:
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
     args = parse_args(argv)
-    path = checkpoint_path()  # the delta is assembled onto the course checkpoint, whatever BERTLAB_MODEL says
+    path = (
+        checkpoint_path()
+    )  # the delta is assembled onto the course checkpoint, whatever BERTLAB_MODEL says
     tokenizer = AutoTokenizer.from_pretrained(path)
     torch.manual_seed(args.seed)
     model = AutoModelForMaskedLM.from_pretrained(path)
     trainable = freeze_word_embeddings(model)
     pairs = definition_pairs("train")
-    objective = "masked diffusion" if args.fixed_ratio is None else f"fixed-ratio control (t = {args.fixed_ratio})"
-    print(f"{objective} from the course checkpoint: {trainable:,} parameters train, {len(pairs):,} definitions")
+    objective = (
+        "masked diffusion"
+        if args.fixed_ratio is None
+        else f"fixed-ratio control (t = {args.fixed_ratio})"
+    )
+    print(
+        f"{objective} from the course checkpoint: {trainable:,} parameters train, {len(pairs):,} definitions"
+    )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    trainer = make_trainer(model, tokenizer, pairs, out, args.max_steps, args.batch_size, args.lr, args.warmup,
-                           args.log_steps, args.save_steps, args.seed, [CurveLog(out / "curve.jsonl")],
-                           args.minutes or None, fixed_ratio=args.fixed_ratio)
+    trainer = make_trainer(
+        model,
+        tokenizer,
+        pairs,
+        out,
+        args.max_steps,
+        args.batch_size,
+        args.lr,
+        args.warmup,
+        args.log_steps,
+        args.save_steps,
+        args.seed,
+        [CurveLog(out / "curve.jsonl")],
+        args.minutes or None,
+        fixed_ratio=args.fixed_ratio,
+    )
     resume = any(out.glob("checkpoint-*")) and not args.no_resume
     start = time.perf_counter()
     trainer.train(resume_from_checkpoint=True if resume else None)
     trainer.save_model(str(out / "last"))
     settings = {k: v for k, v in vars(args).items() if k not in ("out", "weights", "no_resume")}
     session = time.perf_counter() - start
-    folder = export(model, out, {**settings, "steps_done": trainer.state.global_step,
-                                 "last_session_seconds": round(session),
-                                 "total_seconds": total_seconds(out, session)}, args.weights)
+    folder = export(
+        model,
+        out,
+        {
+            **settings,
+            "steps_done": trainer.state.global_step,
+            "last_session_seconds": round(session),
+            "total_seconds": total_seconds(out, session),
+        },
+        args.weights,
+    )
     print(f"exported to {folder} ({(folder / 'delta.safetensors').stat().st_size / 2**20:.1f} MB)")
 
 

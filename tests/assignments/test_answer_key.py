@@ -42,13 +42,29 @@ def wheel(tmp_path_factory) -> Path:
     """The wheel pip builds from this checkout (no dependencies, no build isolation: offline),
     built from a copy of the tracked files, so that setuptools' build/ lands there, not here."""
     source, out = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("wheel")
-    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, check=True, capture_output=True).stdout
+    tracked = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=REPO, check=True, capture_output=True
+    ).stdout
     for name in tracked.decode().split("\0"):
         if name and (REPO / name).is_file():
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / name, source / name)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
-                    "--wheel-dir", str(out), str(source)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--quiet",
+            "--wheel-dir",
+            str(out),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+    )
     (found,) = out.glob("bertlab-*.whl")
     return found
 
@@ -62,35 +78,63 @@ def names_and_signatures(source: str) -> tuple[set[str], list[tuple[str, tuple[s
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            params = tuple(a.arg for a in node.args.posonlyargs + node.args.args if a.arg not in ("self", "cls"))
+            params = tuple(
+                a.arg
+                for a in node.args.posonlyargs + node.args.args
+                if a.arg not in ("self", "cls")
+            )
             signatures.append((node.name, params))
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
     for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
-            node, (ast.AnnAssign, ast.AugAssign)) else []
-        names.update(t.id for target in targets for t in ast.walk(target) if isinstance(t, ast.Name))
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, (ast.AnnAssign, ast.AugAssign))
+            else []
+        )
+        names.update(
+            t.id for target in targets for t in ast.walk(target) if isinstance(t, ast.Name)
+        )
     return names, signatures
 
 
 def test_solutions_have_graded_functions():
     graded = graded_functions()
     assert len(graded) >= 30, sorted(graded)
-    assert {"embed_texts", "top_k", "recall_at_k", "build_messages", "distinct_n", "qa_best_span"} <= set(graded)
+    assert {
+        "embed_texts",
+        "top_k",
+        "recall_at_k",
+        "build_messages",
+        "distinct_n",
+        "qa_best_span",
+    } <= set(graded)
 
 
 def test_the_wheel_holds_the_packages_only(wheel):
     tops = {Path(n).parts[0] for n in zipfile.ZipFile(wheel).namelist()}
-    assert tops == {"bertlab", "bertlab_grader", wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1] + ".dist-info"}, tops
+    assert tops == {
+        "bertlab",
+        "bertlab_grader",
+        wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1] + ".dist-info",
+    }, tops
 
 
 def offenders(member: str, source: str, graded: dict) -> list[str]:
     """What ``source`` (the file ``member`` of the wheel) exposes of the graded functions: their
     names, or a function with a graded function's parameters (two or more, in any order)."""
     names, signatures = names_and_signatures(source)
-    found = [f"{member}: {name} (graded in {graded[name][0]})" for name in sorted(names & set(graded))]
+    found = [
+        f"{member}: {name} (graded in {graded[name][0]})" for name in sorted(names & set(graded))
+    ]
     for name, params in signatures:
-        same = [(g, a) for g, (a, p) in graded.items() if len(p) >= 2 and len(p) == len(params) and set(p) == set(params)]
+        same = [
+            (g, a)
+            for g, (a, p) in graded.items()
+            if len(p) >= 2 and len(p) == len(params) and set(p) == set(params)
+        ]
         found += [f"{member}: {name}{params} does the job of {g} (graded in {a})" for g, a in same]
     return found
 
@@ -102,16 +146,22 @@ def test_no_graded_function_is_importable_from_the_installed_package(wheel):
         for member in archive.namelist():
             if member.endswith(".py"):
                 found += offenders(member, archive.read(member).decode(), graded)
-    assert not found, ("the package students install hands in graded work; move it to book/reference/ "
-                       "(or use a library's own function in the page):\n" + "\n".join(found))
+    assert not found, (
+        "the package students install hands in graded work; move it to book/reference/ "
+        "(or use a library's own function in the page):\n" + "\n".join(found)
+    )
 
 
 def test_the_check_finds_a_graded_function_under_its_name_or_its_parameters():
-    graded = {"top_k": ("ps08", ("query_vecs", "doc_vecs", "k")),
-              "qa_best_span": ("ps03", ("start_logits", "end_logits", "max_answer_len", "allowed"))}
-    source = ("from x import top_k\n"
-              "def nearest(query_vecs, doc_vecs, k):\n    pass\n"
-              "class A:\n    def span(self, end_logits, start_logits, allowed, max_answer_len):\n        pass\n"
-              "def unrelated(query_vecs, k):\n    pass\n")
+    graded = {
+        "top_k": ("ps08", ("query_vecs", "doc_vecs", "k")),
+        "qa_best_span": ("ps03", ("start_logits", "end_logits", "max_answer_len", "allowed")),
+    }
+    source = (
+        "from x import top_k\n"
+        "def nearest(query_vecs, doc_vecs, k):\n    pass\n"
+        "class A:\n    def span(self, end_logits, start_logits, allowed, max_answer_len):\n        pass\n"
+        "def unrelated(query_vecs, k):\n    pass\n"
+    )
     found = offenders("m.py", source, graded)
     assert len(found) == 3 and all(("top_k" in f) or ("qa_best_span" in f) for f in found), found

@@ -24,7 +24,7 @@ import course_fixture
 
 REPO = course_fixture.REPO
 ASSIGNMENTS = course_fixture.assignments()
-GUIDE = "docs/contributing.md, \"Adding an assignment\""
+GUIDE = 'docs/contributing.md, "Adding an assignment"'
 
 
 def toc_pages() -> set[str]:
@@ -44,7 +44,8 @@ def test_assignments_are_found():
     assert ASSIGNMENTS, "no solutions/psNN-slug folder"
     for assignment in ASSIGNMENTS:
         assert re.fullmatch(r"ps\d\d[a-z]?-[a-z0-9-]+", assignment), (
-            f"solutions/{assignment}: name assignment folders psNN-slug ({GUIDE})")
+            f"solutions/{assignment}: name assignment folders psNN-slug ({GUIDE})"
+        )
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
@@ -55,15 +56,20 @@ def test_the_cells_are_named_as_the_grader_and_the_variant_tests_expect(assignme
     tests = {c["grade_id"]: c for c in graded if c["kind"] == "test"}
     assert solutions, f"solutions/{assignment}: no solution cell (nbgrader: 'Autograded answer')"
     for grade_id in solutions:
-        assert grade_id.startswith("impl_"), f"{assignment}: solution cell {grade_id!r} must be impl_<function>"
+        assert grade_id.startswith("impl_"), (
+            f"{assignment}: solution cell {grade_id!r} must be impl_<function>"
+        )
         function = grade_id.removeprefix("impl_")
         for test_id in (f"test_{function}", f"test_{function}_hidden"):
-            assert test_id in tests, f"{assignment}: {grade_id} has no test cell {test_id!r} ({GUIDE})"
+            assert test_id in tests, (
+                f"{assignment}: {grade_id} has no test cell {test_id!r} ({GUIDE})"
+            )
     for test_id, cell in tests.items():
         hidden = "### BEGIN HIDDEN TESTS" in cell["source"]
         assert test_id.endswith("_hidden") == hidden, (
             f"{assignment}: test cell {test_id!r}: a cell holding hidden tests, and only such a cell, "
-            f"ends in _hidden (tests/assignments/test_variants.py counts hidden-only catches by it)")
+            f"ends in _hidden (tests/assignments/test_variants.py counts hidden-only catches by it)"
+        )
         assert cell["points"] > 0, f"{assignment}: test cell {test_id!r} is worth no points"
 
 
@@ -72,22 +78,29 @@ def test_the_release_exists(assignment):
     name = course_fixture.notebook_name(assignment)
     assert name == assignment, f"solutions/{assignment}: the notebook must be {assignment}.ipynb"
     assert (REPO / "exercises" / assignment / f"{name}.ipynb").is_file(), (
-        f"exercises/{assignment}/{name}.ipynb is missing: run `make exercises` and commit it")
+        f"exercises/{assignment}/{name}.ipynb is missing: run `make exercises` and commit it"
+    )
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_the_variants_exist(assignment):
     path = REPO / "tests" / "variants" / f"{assignment}.py"
-    assert path.is_file(), f"{path.relative_to(REPO)} is missing: known-wrong and correct variants ({GUIDE})"
+    assert path.is_file(), (
+        f"{path.relative_to(REPO)} is missing: known-wrong and correct variants ({GUIDE})"
+    )
     found = variants(assignment)
     for kind in ("WRONG", "CORE", "CORRECT"):
         assert found[kind], f"{path.relative_to(REPO)} defines no {kind} ({GUIDE})"
-    assert set(found["CORE"]) <= set(found["WRONG"]), f"{path.relative_to(REPO)}: every CORE name is a WRONG one"
+    assert set(found["CORE"]) <= set(found["WRONG"]), (
+        f"{path.relative_to(REPO)}: every CORE name is a WRONG one"
+    )
     grade_ids = {c["grade_id"] for c in cells(assignment) if c["kind"] == "solution"}
     for kind in ("WRONG", "CORRECT"):
         for name, sources in found[kind].items():
             unknown = set(sources) - grade_ids
-            assert not unknown, f"{path.relative_to(REPO)}: {kind} {name} swaps cells {unknown} the notebook lacks"
+            assert not unknown, (
+                f"{path.relative_to(REPO)}: {kind} {name} swaps cells {unknown} the notebook lacks"
+            )
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
@@ -98,5 +111,9 @@ def test_a_chapter_in_the_toc_links_the_exercise(assignment):
     assert pages, f"no page of book/ calls bertlab.{calls} in its Exercise section ({GUIDE})"
     built = toc_pages()
     for page in pages:
-        assert f"book/{page.stem}" in built, f"{page.relative_to(REPO)} links {assignment} but is not in _toc.yml"
-        assert download in page.read_text(), f"{page.relative_to(REPO)}: no {{download}} link to {download}"
+        assert f"book/{page.stem}" in built, (
+            f"{page.relative_to(REPO)} links {assignment} but is not in _toc.yml"
+        )
+        assert download in page.read_text(), (
+            f"{page.relative_to(REPO)}: no {{download}} link to {download}"
+        )

@@ -107,7 +107,9 @@ def graded_functions(notebook) -> dict[str, list[str]]:
     for cell in notebook.cells:
         meta = cell.metadata.get("nbgrader", {})
         if cell.cell_type == "code" and meta.get("solution"):
-            found[meta["grade_id"]] = [n.name for n in ast.parse(cell.source).body if isinstance(n, ast.FunctionDef)]
+            found[meta["grade_id"]] = [
+                n.name for n in ast.parse(cell.source).body if isinstance(n, ast.FunctionDef)
+            ]
     return found
 
 
@@ -118,29 +120,53 @@ def hostile_submissions(solution) -> tuple[dict, set]:
     """The reference solution rigged two ways, and the liars (student -> notebook); and the grade
     ids the dying one keeps: every test cell up to the first one, where its kernel dies."""
     first = next(i for i, c in enumerate(solution.cells) if is_test_cell(c))
-    kept = {c.metadata["nbgrader"]["grade_id"] for c in solution.cells[:first + 1] if is_test_cell(c)}
+    kept = {
+        c.metadata["nbgrader"]["grade_id"] for c in solution.cells[: first + 1] if is_test_cell(c)
+    }
     rigged = tricks.insert_after(solution, 0, RIG)  # it blanks every later cell, a bomb's too
     # just before the first test: the network (its output must stay visible), the flood, and an
     # endless loop (interrupted: the notebook goes on, and the first test still counts)
-    dies = tricks.insert_after(solution, first - 1, tricks.NETWORK, tricks.flood(200_000_000), tricks.ENDLESS_LOOP)
+    dies = tricks.insert_after(
+        solution, first - 1, tricks.NETWORK, tricks.flood(200_000_000), tricks.ENDLESS_LOOP
+    )
     dies = tricks.insert_after(dies, first + 3, tricks.SELF_KILL)
     every_function = {**LIARS, "hostile-prints-calling-cell": PRINTS_CALLER}
-    liars = {student: course_fixture.replace_solutions(solution, {
-        grade_id: "\n".join(template.format(name=name) for name in names)
-        for grade_id, names in graded_functions(solution).items()}) for student, template in every_function.items()}
+    liars = {
+        student: course_fixture.replace_solutions(
+            solution,
+            {
+                grade_id: "\n".join(template.format(name=name) for name in names)
+                for grade_id, names in graded_functions(solution).items()
+            },
+        )
+        for student, template in every_function.items()
+    }
     # bombs after the last cell: the caps stop them on every assignment, at no cost in cells
     equal = tricks.edit_tests(liars["hostile-always-equal"])
-    liars["hostile-always-equal"] = tricks.insert_after(equal, len(equal.cells) - 1, tricks.MEMORY_BOMB)
+    liars["hostile-always-equal"] = tricks.insert_after(
+        equal, len(equal.cells) - 1, tricks.MEMORY_BOMB
+    )
     printer = liars["hostile-prints-calling-cell"]
-    liars["hostile-prints-calling-cell"] = tricks.insert_after(printer, len(printer.cells) - 1, tricks.PROCESS_BOMB)
+    liars["hostile-prints-calling-cell"] = tricks.insert_after(
+        printer, len(printer.cells) - 1, tricks.PROCESS_BOMB
+    )
     lying = liars["hostile-lying-tensor"]
-    liars["hostile-lying-tensor"] = tricks.insert_after(lying, len(lying.cells) - 1, tricks.IGNORES_INTERRUPT)
+    liars["hostile-lying-tensor"] = tricks.insert_after(
+        lying, len(lying.cells) - 1, tricks.IGNORES_INTERRUPT
+    )
     return {"hostile-rigged-kernel": rigged, "hostile-dies-after-first-test": dies, **liars}, kept
 
 
 def autograded_outputs(course: Path, assignment: str, student: str) -> str:
     """Every error (its name and message) and printed line of a student's autograded notebook."""
-    path = course / "autograder" / "autograded" / student / assignment / f"{course_fixture.notebook_name(assignment)}.ipynb"
+    path = (
+        course
+        / "autograder"
+        / "autograded"
+        / student
+        / assignment
+        / f"{course_fixture.notebook_name(assignment)}.ipynb"
+    )
     texts = []
     for cell in nbformat.read(path, as_version=4).cells:
         for out in cell.get("outputs", []):
@@ -154,8 +180,10 @@ def validate(course: Path, assignment: str) -> dict[str, str]:
     name = course_fixture.notebook_name(assignment)
     stub = course / "exercises" / assignment / f"{name}.ipynb"
     solution = course / "solutions" / assignment / f"{name}.ipynb"
-    return {"stub": course_fixture.nbgrader(course, "validate", str(stub), "--invert").stdout,
-            "solution": course_fixture.nbgrader(course, "validate", str(solution)).stdout}
+    return {
+        "stub": course_fixture.nbgrader(course, "validate", str(stub), "--invert").stdout,
+        "solution": course_fixture.nbgrader(course, "validate", str(solution)).stdout,
+    }
 
 
 VALIDATED: dict[Path, Future] = {}  # course -> validate()'s reports, run beside the autograde
@@ -226,40 +254,63 @@ def test_hostile_submissions_score_what_their_honest_content_deserves(graded):
     assignment, course, _, hostile = graded
     rigged = course_fixture.scores(course, assignment, "hostile-rigged-kernel")
     assert total(rigged)[0] == 0, f"{assignment}: a rigged kernel earned {total(rigged)}"
-    assert "this test does not count" in autograded_outputs(course, assignment, "hostile-rigged-kernel")
+    assert "this test does not count" in autograded_outputs(
+        course, assignment, "hostile-rigged-kernel"
+    )
     kept = hostile["kept"]
     dies = course_fixture.scores(course, assignment, "hostile-dies-after-first-test")
     scored = {k for k, c in dies.items() if c.score}
     assert scored == kept and all(dies[k].score == dies[k].max_score for k in kept), (
-        f"{assignment}: a kernel that died after the first test kept {scored}, not {kept}")
+        f"{assignment}: a kernel that died after the first test kept {scored}, not {kept}"
+    )
     said = autograded_outputs(course, assignment, "hostile-dies-after-first-test")
     assert tricks.OUTPUT_CUT_SAID in said and len(said) < 1_500_000, len(said)
-    assert "CellTimeoutError" in said or "KeyboardInterrupt" in said, "the endless loop was not interrupted"
+    assert "CellTimeoutError" in said or "KeyboardInterrupt" in said, (
+        "the endless loop was not interrupted"
+    )
     if tricks.sandboxed():
         assert said.count("no network:") == 3 and "reached" not in said, said[:1500]
     for liar in LIARS:
         cells = course_fixture.scores(course, assignment, liar)
         fooled = {k: c.score for k, c in cells.items() if c.score}
-        assert not fooled, (f"{assignment}: {liar} (every function returns an object that claims to equal "
-                            f"anything) earned points in {fooled}: compare plain values in those tests")
-        assert set(cells) == set(course_fixture.scores(course, assignment, "solution")), f"{liar}: {set(cells)}"
-    points = {k: c.max_score for k, c in course_fixture.scores(course, assignment, "hostile-always-equal").items()}
-    assert points == {k: c.max_score for k, c in course_fixture.scores(course, assignment, "solution").items()}, (
-        "edited tests' points reached the gradebook")
+        assert not fooled, (
+            f"{assignment}: {liar} (every function returns an object that claims to equal "
+            f"anything) earned points in {fooled}: compare plain values in those tests"
+        )
+        assert set(cells) == set(course_fixture.scores(course, assignment, "solution")), (
+            f"{liar}: {set(cells)}"
+        )
+    points = {
+        k: c.max_score
+        for k, c in course_fixture.scores(course, assignment, "hostile-always-equal").items()
+    }
+    assert points == {
+        k: c.max_score for k, c in course_fixture.scores(course, assignment, "solution").items()
+    }, "edited tests' points reached the gradebook"
     assert tricks.MEMORY_CAP_SAID in autograded_outputs(course, assignment, "hostile-always-equal")
-    assert tricks.IGNORED_INTERRUPT_SAID in autograded_outputs(course, assignment, "hostile-lying-tensor")
+    assert tricks.IGNORED_INTERRUPT_SAID in autograded_outputs(
+        course, assignment, "hostile-lying-tensor"
+    )
     printer = "hostile-prints-calling-cell"
     assert total(course_fixture.scores(course, assignment, printer))[0] == 0
     assert tricks.PROCESS_CAP_SAID in autograded_outputs(course, assignment, printer)
-    hidden = course_fixture.marked_pairs(course_fixture.solution_notebook(assignment), "HIDDEN TESTS")
-    printed = "\n".join(line.strip() for line in autograded_outputs(course, assignment, printer).splitlines())
-    assert any(pair in printed for pair in hidden), f"{assignment}: {printer} printed no hidden test (the trick did not run)"
+    hidden = course_fixture.marked_pairs(
+        course_fixture.solution_notebook(assignment), "HIDDEN TESTS"
+    )
+    printed = "\n".join(
+        line.strip() for line in autograded_outputs(course, assignment, printer).splitlines()
+    )
+    assert any(pair in printed for pair in hidden), (
+        f"{assignment}: {printer} printed no hidden test (the trick did not run)"
+    )
     # test_feedback_hides_hidden_tests reads its feedback too
 
 
 def test_feedback_hides_hidden_tests(graded):
     assignment, course, _, _ = graded
-    hidden = course_fixture.marked_pairs(course_fixture.solution_notebook(assignment), "HIDDEN TESTS")
+    hidden = course_fixture.marked_pairs(
+        course_fixture.solution_notebook(assignment), "HIDDEN TESTS"
+    )
     pages = list((course / "autograder" / "feedback").glob(f"*/{assignment}/*.html"))
     assert pages, "no feedback was generated"
     for page in pages:
@@ -282,12 +333,18 @@ def test_grades_export(graded):
         cells = course_fixture.scores(course, assignment, student)
         score, max_score = total(cells)
         assert report[student]["score"] == float(export[student]["score"]) == score, student
-        assert report[student]["max_score"] == float(export[student]["max_score"]) == max_score, student
-        assert {g: float(export[student][g]) for g in cells} == {g: c.score for g, c in cells.items()}, student
+        assert report[student]["max_score"] == float(export[student]["max_score"]) == max_score, (
+            student
+        )
+        assert {g: float(export[student][g]) for g in cells} == {
+            g: c.score for g, c in cells.items()
+        }, student
     assert report["solution"]["score"] == report["solution"]["max_score"] > 0
     assert report["stub"]["score"] == 0
     assert not report["solution"]["flags"], report["solution"]
-    assert "kernel rigged" in report["hostile-rigged-kernel"]["flags"], report["hostile-rigged-kernel"]
+    assert "kernel rigged" in report["hostile-rigged-kernel"]["flags"], report[
+        "hostile-rigged-kernel"
+    ]
 
 
 def test_exercises_are_generated_from_solutions(graded):

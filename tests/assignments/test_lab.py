@@ -16,8 +16,12 @@ import course_fixture
 pytestmark = pytest.mark.slow
 #: What student-lab/labconfig/page_config.json turns off (the Validate button and the Assignments
 #: list stay).
-STUDENT_DISABLES = ("@jupyter/nbgrader:menu", "@jupyter/nbgrader:course-list",
-                    "@jupyter/nbgrader:create-assignment", "@jupyterlab/apputils-extension:announcements")
+STUDENT_DISABLES = (
+    "@jupyter/nbgrader:menu",
+    "@jupyter/nbgrader:course-list",
+    "@jupyter/nbgrader:create-assignment",
+    "@jupyterlab/apputils-extension:announcements",
+)
 
 
 def free_port() -> int:
@@ -29,8 +33,13 @@ def free_port() -> int:
 def test_validate_button_works_on_the_released_stub():
     port, token = free_port(), "bertlab-test"
     flags = f"--no-browser --port={port} --ServerApp.token={token} --ServerApp.ip=127.0.0.1 --allow-root"
-    server = subprocess.Popen(["make", "-s", "lab", f"LAB_FLAGS={flags}"], cwd=course_fixture.REPO,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    server = subprocess.Popen(
+        ["make", "-s", "lab", f"LAB_FLAGS={flags}"],
+        cwd=course_fixture.REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(120):
@@ -43,7 +52,9 @@ def test_validate_button_works_on_the_released_stub():
         path = f"exercises/{assignment}/{course_fixture.notebook_name(assignment)}.ipynb"
         request = urllib.request.Request(
             f"{base}/assignments/validate?token={token}",
-            data=urllib.parse.urlencode({"path": path}).encode(), method="POST")
+            data=urllib.parse.urlencode({"path": path}).encode(),
+            method="POST",
+        )
         reply = json.loads(urllib.request.urlopen(request, timeout=120).read())
         assert reply["success"], reply
         result = reply["value"]

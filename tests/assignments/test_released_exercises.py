@@ -12,13 +12,20 @@ import pytest
 import course_fixture
 
 REPO = course_fixture.REPO
-MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION", "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
+MARKERS = (
+    "### BEGIN SOLUTION",
+    "### END SOLUTION",
+    "### BEGIN HIDDEN TESTS",
+    "### END HIDDEN TESTS",
+)
 
 
 @pytest.mark.parametrize("assignment", course_fixture.assignments())
 def test_exercises_hold_no_solution_or_hidden_test(assignment):
     solution = course_fixture.solution_notebook(assignment)
-    secret = course_fixture.marked_pairs(solution, "HIDDEN TESTS") + course_fixture.marked_pairs(solution, "SOLUTION")
+    secret = course_fixture.marked_pairs(solution, "HIDDEN TESTS") + course_fixture.marked_pairs(
+        solution, "SOLUTION"
+    )
     files = [path for path in (REPO / "exercises" / assignment).rglob("*") if path.is_file()]
     assert files, f"exercises/{assignment} is empty: run `make exercises`"
     for path in files:

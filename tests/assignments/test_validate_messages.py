@@ -80,8 +80,12 @@ def test_every_visible_failure_reads_whole_in_validate(assignment):
             for message in assertion_messages(test["said"]):
                 seen += 1
                 unreadable += [f"{name} [{cell}]: {p}" for p in problems(message, core.get(name))]
-    assert seen, f"{assignment}: no known-wrong implementation fails a visible test with an AssertionError"
-    assert not unreadable, f"{assignment}: messages Validate does not show whole:\n" + "\n".join(unreadable)
+    assert seen, (
+        f"{assignment}: no known-wrong implementation fails a visible test with an AssertionError"
+    )
+    assert not unreadable, f"{assignment}: messages Validate does not show whole:\n" + "\n".join(
+        unreadable
+    )
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
@@ -91,9 +95,12 @@ def test_the_chapter_link_opens_the_website_page(assignment):
     assert links, f"{assignment}: the first cell links no chapter (**Chapter:** [title](link))"
     (link,) = links
     page = re.fullmatch(r"\.\./\.\./_build/html/(book/[\w-]+)\.html", link)
-    assert page, f"{assignment}: the chapter link {link} is not the built page ../../_build/html/book/<page>.html"
+    assert page, (
+        f"{assignment}: the chapter link {link} is not the built page ../../_build/html/book/<page>.html"
+    )
     assert (REPO / f"{page[1]}.md").is_file() and page[1] in (REPO / "_toc.yml").read_text(), (
-        f"{assignment}: {page[1]}.md is not a page of the book")
+        f"{assignment}: {page[1]}.md is not a page of the book"
+    )
 
 
 def with_implementation(assignment: str, sources: dict[str, str], dest) -> str:
@@ -102,8 +109,11 @@ def with_implementation(assignment: str, sources: dict[str, str], dest) -> str:
     folder = dest / assignment
     subprocess.run(["cp", "-r", str(REPO / "exercises" / assignment), str(folder)], check=True)
     name = course_fixture.notebook_name(assignment)
-    reference = {c.metadata["nbgrader"]["grade_id"]: c.source for c in course_fixture.solution_notebook(assignment).cells
-                 if c.metadata.get("nbgrader", {}).get("solution")}
+    reference = {
+        c.metadata["nbgrader"]["grade_id"]: c.source
+        for c in course_fixture.solution_notebook(assignment).cells
+        if c.metadata.get("nbgrader", {}).get("solution")
+    }
     released = nbformat.read(folder / f"{name}.ipynb", as_version=4)
     for cell in released.cells:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
@@ -119,8 +129,13 @@ def test_make_validate_fails_and_names_the_mistake(tmp_path):
     first line names the mistake, with expected and got below it, uncut."""
     assignment, name = "ps00-tokens", "pad_mask_marks_padding"
     notebook = with_implementation(assignment, variants(assignment)["WRONG"][name], tmp_path)
-    done = subprocess.run(["make", "-s", "validate", f"NOTEBOOK={notebook}"], cwd=REPO,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        ["make", "-s", "validate", f"NOTEBOOK={notebook}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode != 0, f"make validate passed a failing notebook:\n{done.stdout[-3000:]}"
     shown = done.stdout.split("The error was:\n\n", 1)[-1].split("\n\n")[0].split("\n")
     assert shown[0].strip().startswith("AssertionError: attention mask"), done.stdout[-3000:]
@@ -132,7 +147,12 @@ def test_make_validate_fails_and_names_the_mistake(tmp_path):
 @pytest.mark.slow
 def test_make_validate_passes_the_reference(tmp_path):
     notebook = with_implementation("ps00-tokens", {}, tmp_path)
-    done = subprocess.run(["make", "-s", "validate", f"NOTEBOOK={notebook}"], cwd=REPO,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        ["make", "-s", "validate", f"NOTEBOOK={notebook}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "Success! Your notebook passes all the tests" in done.stdout

@@ -22,17 +22,26 @@ def test_pairs_are_real_words_in_real_sentences_and_the_split_is_by_sense():
     for row in rows[:500]:
         assert definitions.word_in(row["word"], row["sentence"]), row
         assert row["definition"] and row["sentence"] not in row["definition"], row
-        assert row["split"] == ("heldout" if definitions.held_out(row["pos"], row["synset"][1:]) else "train")
+        assert row["split"] == (
+            "heldout" if definitions.held_out(row["pos"], row["synset"][1:]) else "train"
+        )
     bank = [r for r in rows if r["word"] == "bank" and "canoe" in r["sentence"]]
     assert bank and bank[0]["definition"].startswith("sloping land"), "Chapter 2's river bank"
 
 
 def test_a_line_of_wordnet_gives_one_pair_per_example_that_uses_the_word():
-    line = ('09213565 17 n 01 bank 0 000 | sloping land (especially the slope beside a body of water); '
-            '"they pulled the canoe up on the bank"; "he sat on the banks of the river"; "a quiet river"')
+    line = (
+        "09213565 17 n 01 bank 0 000 | sloping land (especially the slope beside a body of water); "
+        '"they pulled the canoe up on the bank"; "he sat on the banks of the river"; "a quiet river"'
+    )
     pairs = definitions.pairs_of(line, "noun")
-    assert [p["sentence"] for p in pairs] == ["they pulled the canoe up on the bank", "he sat on the banks of the river"]
-    assert {p["definition"] for p in pairs} == {"sloping land (especially the slope beside a body of water)"}
+    assert [p["sentence"] for p in pairs] == [
+        "they pulled the canoe up on the bank",
+        "he sat on the banks of the river",
+    ]
+    assert {p["definition"] for p in pairs} == {
+        "sloping land (especially the slope beside a body of water)"
+    }
     assert definitions.source_text(pairs[0]) == "bank : they pulled the canoe up on the bank"
 
 
@@ -68,12 +77,17 @@ def test_warm_start_sets_the_ids_where_loss_and_generate_read_them(tokenizer):
     ids = special_ids(tokenizer)
     for config in (model.config, model.generation_config):
         assert config.decoder_start_token_id == tokenizer.cls_token_id
-        assert config.eos_token_id == tokenizer.sep_token_id and config.pad_token_id == tokenizer.pad_token_id
+        assert (
+            config.eos_token_id == tokenizer.sep_token_id
+            and config.pad_token_id == tokenizer.pad_token_id
+        )
     assert model.config.vocab_size == ids["vocab_size"] == 30522
     assert model.decoder.config.is_decoder and model.decoder.config.add_cross_attention
     again = warm_start(checkpoint_path(), tokenizer)
     name = "decoder.bert.encoder.layer.0.crossattention.self.query.weight"
-    assert torch.equal(model.state_dict()[name], again.state_dict()[name]), "seeded: the same random blocks"
+    assert torch.equal(model.state_dict()[name], again.state_dict()[name]), (
+        "seeded: the same random blocks"
+    )
     trainable = freeze_encoder(model)
     assert trainable == sum(model.state_dict()[k].numel() for k in trained_names(model))
     assert not any(p.requires_grad for p in model.encoder.parameters())
@@ -87,7 +101,9 @@ def test_no_shipped_model_says_to_run_make_bert2bert(tmp_path):
 
 def test_a_damaged_weights_file_is_refused(tmp_path):
     (tmp_path / "decoder.safetensors").write_bytes(b"not weights")
-    (tmp_path / "manifest.json").write_text(json.dumps({"weights_file": "decoder.safetensors", "sha256": "0" * 64}))
+    (tmp_path / "manifest.json").write_text(
+        json.dumps({"weights_file": "decoder.safetensors", "sha256": "0" * 64})
+    )
     with pytest.raises(DamagedCheckpointError, match="git checkout"):
         shipped_bert2bert.bert2bert_path(weights_dir=tmp_path)
 
@@ -127,7 +143,10 @@ def test_a_failed_build_leaves_nothing(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.skipif(not shipped_bert2bert.is_shipped(), reason="no trained BERT2BERT ships yet: run `make bert2bert`")
+@pytest.mark.skipif(
+    not shipped_bert2bert.is_shipped(),
+    reason="no trained BERT2BERT ships yet: run `make bert2bert`",
+)
 def test_the_shipped_model_loads_offline_and_writes_a_definition(tokenizer):
     from transformers import EncoderDecoderModel
 
@@ -135,11 +154,15 @@ def test_the_shipped_model_loads_offline_and_writes_a_definition(tokenizer):
     assert cache.is_intact(path)
     model = EncoderDecoderModel.from_pretrained(path)
     assert model.generation_config.decoder_start_token_id == tokenizer.cls_token_id
-    written = scores.write_definitions(model, tokenizer, scores.held_out_sample(300)[:4], max_new_tokens=12)
+    written = scores.write_definitions(
+        model, tokenizer, scores.held_out_sample(300)[:4], max_new_tokens=12
+    )
     assert len(written) == 4 and all(w.split() for w in written)
     record = json.loads((shipped_bert2bert.WEIGHTS_DIR / "evaluation.json").read_text())["results"]
     for measure in scores.ROUGE_TYPES:
-        assert record["fine-tuned, greedy"][measure] >= record["untrained"][measure] + 3, measure  # Chapter 7's margin
+        assert record["fine-tuned, greedy"][measure] >= record["untrained"][measure] + 3, (
+            measure
+        )  # Chapter 7's margin
         assert record["BERTShare, greedy"][measure] >= record["untrained"][measure] + 3, measure
 
 
@@ -147,9 +170,14 @@ def test_bertshare_shares_every_decoder_weight_but_cross_attention(tokenizer):
     model = warm_start(checkpoint_path(), tokenizer, tie=True)
     encoder, decoder = model.encoder, model.decoder.bert
     layer = 0
-    assert decoder.encoder.layer[layer].attention.self.query.weight is encoder.encoder.layer[layer].attention.self.query.weight
+    assert (
+        decoder.encoder.layer[layer].attention.self.query.weight
+        is encoder.encoder.layer[layer].attention.self.query.weight
+    )
     assert decoder.embeddings.word_embeddings.weight is model.decoder.cls.predictions.decoder.weight
-    assert decoder.encoder.layer[layer].attention.self.is_causal, "the decoder keeps its causal mask"
+    assert decoder.encoder.layer[layer].attention.self.is_causal, (
+        "the decoder keeps its causal mask"
+    )
     cross = sum(p.numel() for n, p in model.decoder.named_parameters() if ".crossattention." in n)
     untied = warm_start(checkpoint_path(), tokenizer)
     assert sum(p.numel() for p in model.parameters()) < sum(p.numel() for p in untied.parameters())
@@ -166,18 +194,29 @@ def test_bertshare_trains_saves_and_loads_back_as_one_set_of_weights(tokenizer, 
     trainable = freeze_word_embeddings(model)
     names = trainable_names(model)
     assert trainable == sum(model.state_dict()[k].numel() for k in names)
-    assert not any(k.startswith("decoder.bert.encoder.layer.0.attention.") for k in names), "shared: once"
-    assert any(".crossattention." in k for k in names) and "encoder.encoder.layer.0.output.dense.weight" in names
-    model.save_pretrained(tmp_path / "saved")  # declared ties: each shared tensor stored once, no refusal
+    assert not any(k.startswith("decoder.bert.encoder.layer.0.attention.") for k in names), (
+        "shared: once"
+    )
+    assert (
+        any(".crossattention." in k for k in names)
+        and "encoder.encoder.layer.0.output.dense.weight" in names
+    )
+    model.save_pretrained(
+        tmp_path / "saved"
+    )  # declared ties: each shared tensor stored once, no refusal
     with torch.no_grad():
-        model.encoder.encoder.layer[0].output.dense.bias.add_(1.0)  # "training" moves a shared tensor
+        model.encoder.encoder.layer[0].output.dense.bias.add_(
+            1.0
+        )  # "training" moves a shared tensor
     (tmp_path / "curve.jsonl").write_text(json.dumps({"step": 1, "loss": 1.0}) + "\n")
     weights = export(model, tmp_path, {"max_steps": 1}, tmp_path / "weights", share=True)
     record = shipped_bert2bert.manifest(weights)
     assert record["shared"] and record["bertlab_name"] == "bertlab-bertshare-definitions"
     loaded, _ = shipped_bert2bert.load_trained(weights, record)
     bias = loaded.encoder.encoder.layer[0].output.dense.bias
-    assert bias is loaded.decoder.bert.encoder.layer[0].output.dense.bias, "the halves share it again"
+    assert bias is loaded.decoder.bert.encoder.layer[0].output.dense.bias, (
+        "the halves share it again"
+    )
     assert torch.allclose(bias, model.encoder.encoder.layer[0].output.dense.bias.half().float())
 
 

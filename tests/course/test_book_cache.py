@@ -13,9 +13,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_make_book_hashes_the_course_package_and_the_books_code():
-    line = next(line for line in (ROOT / "Makefile").read_text().splitlines() if "bertlab.book_cache" in line)
+    line = next(
+        line
+        for line in (ROOT / "Makefile").read_text().splitlines()
+        if "bertlab.book_cache" in line
+    )
     folders = re.search(r"bertlab\.book_cache (\S+) (.*)$", line).group(2).split()
-    assert set(folders) >= {"book/reference", "bertlab"}, f"make book's cache ignores edits to {line}"
+    assert set(folders) >= {"book/reference", "bertlab"}, (
+        f"make book's cache ignores edits to {line}"
+    )
 
 
 def test_an_edit_to_a_package_module_empties_the_cache(tmp_path, monkeypatch):

@@ -30,7 +30,11 @@ def test_default_is_the_converted_embedded_decoder():
     path = bertlab.decoder_path()
     assert path == decoder.embedded_decoder_path()
     config = AutoConfig.from_pretrained(path)
-    assert config.model_type == "llama" and config.num_hidden_layers == 30 and config.hidden_size == 576
+    assert (
+        config.model_type == "llama"
+        and config.num_hidden_layers == 30
+        and config.hidden_size == 576
+    )
     assert not hasattr(config, "quantization_config"), "the saved folder is plain float32, not GGUF"
     marker = json.loads((decoder.Path(path) / decoder.MARKER).read_text())
     assert marker["gguf_sha256"] == decoder.GGUF_SHA256
@@ -43,10 +47,12 @@ def test_converted_decoder_loads_fast_and_answers():
     model = AutoModelForCausalLM.from_pretrained(path).eval()
     assert time.perf_counter() - start < 30  # budget 5 s on a quiet machine; generous for shared CI
     messages = [{"role": "user", "content": "What is the capital of France?"}]
-    batch = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt", return_dict=True)
+    batch = tokenizer.apply_chat_template(
+        messages, add_generation_prompt=True, return_tensors="pt", return_dict=True
+    )
     with torch.inference_mode():
         out = model.generate(**batch, max_new_tokens=12, do_sample=False)
-    answer = tokenizer.decode(out[0, batch["input_ids"].shape[1]:], skip_special_tokens=True)
+    answer = tokenizer.decode(out[0, batch["input_ids"].shape[1] :], skip_special_tokens=True)
     assert "Paris" in answer, answer
 
 
@@ -55,7 +61,9 @@ def test_conversion_is_cached_and_rejects_a_wrong_file(tmp_path):
     fake.write_bytes(b"not a gguf file")
     with pytest.raises(decoder.DamagedDecoderError, match="sha256"):
         decoder.embedded_decoder_path(cache_dir=tmp_path / "cache", gguf=fake)
-    assert not (tmp_path / "cache" / f"decoder-{decoder.GGUF_SHA256[:16]}").exists(), "no half-written folder"
+    assert not (tmp_path / "cache" / f"decoder-{decoder.GGUF_SHA256[:16]}").exists(), (
+        "no half-written folder"
+    )
 
 
 def test_leftover_folder_without_marker_is_not_trusted(tmp_path, monkeypatch):
@@ -64,7 +72,11 @@ def test_leftover_folder_without_marker_is_not_trusted(tmp_path, monkeypatch):
     (final / "config.json").write_text("{}")
     assert not decoder._converted_ok(final)
     converted = []
-    monkeypatch.setattr(decoder, "convert", lambda gguf, dest: converted.append(dest) or (dest / "config.json").write_text("{}"))
+    monkeypatch.setattr(
+        decoder,
+        "convert",
+        lambda gguf, dest: converted.append(dest) or (dest / "config.json").write_text("{}"),
+    )
     monkeypatch.setattr(decoder, "sha256", lambda path: decoder.GGUF_SHA256)
     assert decoder.embedded_decoder_path(cache_dir=tmp_path) == str(final)
     assert converted and decoder._converted_ok(final)
@@ -100,7 +112,11 @@ def test_hub_name_offline_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setenv("BERTLAB_DECODER", "gpt2")
     with pytest.raises(ModelNotAvailableError) as err:
         bertlab.decoder_path()
-    assert "gpt2" in str(err.value) and "HF_HUB_OFFLINE" in str(err.value) and "BERTLAB_DECODER" in str(err.value)
+    assert (
+        "gpt2" in str(err.value)
+        and "HF_HUB_OFFLINE" in str(err.value)
+        and "BERTLAB_DECODER" in str(err.value)
+    )
 
 
 def test_missing_package_is_a_clear_error(monkeypatch):

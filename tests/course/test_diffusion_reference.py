@@ -6,7 +6,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from reference.diffusion import MIN_RATIO, diffusion_loss, diffusion_mask, tokens_per_step, unmask_step
+from reference.diffusion import (
+    MIN_RATIO,
+    diffusion_loss,
+    diffusion_mask,
+    tokens_per_step,
+    unmask_step,
+)
 
 MASK = 103
 
@@ -62,10 +68,10 @@ def test_schedule_commits_every_position_by_the_last_step():
 def test_step_commits_the_most_confident_masked_positions_only():
     canvas = torch.tensor([[5, MASK, MASK, MASK, 6]])
     logits = torch.full((1, 5, 8), -5.0)
-    logits[0, 0, 1] = 9.0   # position 0 is already written: its confidence must not count
-    logits[0, 1, 2] = 1.0   # masked, unsure
-    logits[0, 2, 3] = 6.0   # masked, most sure
-    logits[0, 3, 4] = 3.0   # masked, second
+    logits[0, 0, 1] = 9.0  # position 0 is already written: its confidence must not count
+    logits[0, 1, 2] = 1.0  # masked, unsure
+    logits[0, 2, 3] = 6.0  # masked, most sure
+    logits[0, 3, 4] = 3.0  # masked, second
     out = unmask_step(canvas, logits, 2, MASK)
     assert out.tolist() == [[5, MASK, 3, 4, 6]]
     assert canvas.tolist() == [[5, MASK, MASK, MASK, 6]]  # a new canvas

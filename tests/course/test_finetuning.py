@@ -17,6 +17,7 @@ from reference import qa
 
 # -- data --------------------------------------------------------------------------------------
 
+
 def test_gloss_topics_are_balanced_and_split_by_hash():
     topics = datasets.gloss_topics()
     rows = topics["train"] + topics["heldout"]
@@ -45,8 +46,8 @@ def test_kind_of_answers_sit_at_their_offsets():
     rows = questions["train"] + questions["heldout"]
     assert len(rows) == wordnet.QA_PARAGRAPHS
     for r in rows:
-        assert r["context"][r["answer_start"]:r["answer_start"] + len(r["answer"])] == r["answer"]
-        word = r["question"][len("What is "):-len(" a kind of?")]
+        assert r["context"][r["answer_start"] : r["answer_start"] + len(r["answer"])] == r["answer"]
+        word = r["question"][len("What is ") : -len(" a kind of?")]
         assert f"{word}: a kind of {r['answer']};" in r["context"]
     assert len(datasets.kind_of_document()) == 120
     # the split: a held-out paragraph asks about a held-out synset, a training one never does
@@ -57,19 +58,26 @@ def test_kind_of_answers_sit_at_their_offsets():
 
 def test_name_rule_longest_match_and_ambiguity():
     lexicon = {("New", "York"): "LOC", ("York",): "LOC", ("Mozart",): "PER"}
-    assert wordnet.tag_words("Mozart left New York".split(), lexicon, set(), 2) == ["B-PER", "O", "B-LOC", "I-LOC"]
+    assert wordnet.tag_words("Mozart left New York".split(), lexicon, set(), 2) == [
+        "B-PER",
+        "O",
+        "B-LOC",
+        "I-LOC",
+    ]
     assert wordnet.tag_words("near York".split(), lexicon, set(), 2) == ["O", "B-LOC"]
     assert wordnet.tag_words("in Washington".split(), lexicon, {("Washington",)}, 2) is None
 
 
 def test_held_out_is_stable():
     assert [wordnet.held_out(k) for k in ("02084071", "07630909", "04188643")] == [
-        wordnet.held_out(k) for k in ("02084071", "07630909", "04188643")]
+        wordnet.held_out(k) for k in ("02084071", "07630909", "04188643")
+    ]
     share = sum(wordnet.held_out(f"{i:08d}") for i in range(5000)) / 5000
     assert 0.17 < share < 0.24
 
 
 # -- QA ----------------------------------------------------------------------------------------
+
 
 def test_best_span_is_the_best_permitted_pair():
     g = torch.Generator().manual_seed(0)
@@ -77,8 +85,11 @@ def test_best_span_is_the_best_permitted_pair():
         start, end = torch.randn(T, generator=g), torch.randn(T, generator=g)
         allowed = torch.rand(T, generator=g) > 0.3
         allowed[2] = True
-        pairs = [(s, e) for s, e in itertools.product(range(T), repeat=2)
-                 if s <= e < s + longest and allowed[s] and allowed[e]]
+        pairs = [
+            (s, e)
+            for s, e in itertools.product(range(T), repeat=2)
+            if s <= e < s + longest and allowed[s] and allowed[e]
+        ]
         expected = max(pairs, key=lambda p: float(start[p[0]] + end[p[1]]))
         (s, e), score = qa.best_span(start, end, allowed, longest)
         assert (s, e) == expected
@@ -116,7 +127,9 @@ def test_answer_merges_windows_of_a_long_document(tokenizer):
     """The best span over all windows wins, and comes back as the document's own characters."""
     document = " ".join(["the cat sat on the mat"] * 150) + " Zebra " + " ".join(["a dog ran"] * 20)
     model = PointsAtToken(tokenizer.convert_tokens_to_ids("zebra"))
-    result = qa.answer(model, tokenizer, "which animal?", document, max_length=128, stride=32, max_answer_len=3)
+    result = qa.answer(
+        model, tokenizer, "which animal?", document, max_length=128, stride=32, max_answer_len=3
+    )
     n_tokens = len(tokenizer(document, add_special_tokens=False)["input_ids"])
     assert n_tokens > 512 and result["windows"] > 5
     assert result["text"] == "Zebra" and result["window"] > 0
@@ -125,15 +138,29 @@ def test_answer_merges_windows_of_a_long_document(tokenizer):
 
 # -- training ----------------------------------------------------------------------------------
 
+
 def tiny_classifier(seed=0):
     torch.manual_seed(seed)
-    return BertForSequenceClassification(BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2,
-                                                    num_attention_heads=4, intermediate_size=37, num_labels=3))
+    return BertForSequenceClassification(
+        BertConfig(
+            vocab_size=50,
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            intermediate_size=37,
+            num_labels=3,
+        )
+    )
 
 
 def test_train_loop_is_the_reference_step_and_weight_change_measures_it():
-    batches = [{"input_ids": torch.randint(5, 50, (4, 6), generator=torch.Generator().manual_seed(i)),
-                "labels": torch.tensor([0, 1, 2, 1])} for i in range(3)]
+    batches = [
+        {
+            "input_ids": torch.randint(5, 50, (4, 6), generator=torch.Generator().manual_seed(i)),
+            "labels": torch.tensor([0, 1, 2, 1]),
+        }
+        for i in range(3)
+    ]
     runs = []
     for use_loop in (True, False):
         model = tiny_classifier()
@@ -154,7 +181,13 @@ def test_train_loop_is_the_reference_step_and_weight_change_measures_it():
                 scheduler.step()
                 optimizer.zero_grad()
                 losses.append(loss.item())
-        runs.append((losses, [p.detach().clone() for p in model.parameters()], training.weight_change(before, model)))
+        runs.append(
+            (
+                losses,
+                [p.detach().clone() for p in model.parameters()],
+                training.weight_change(before, model),
+            )
+        )
     assert runs[0][0] == pytest.approx(runs[1][0])
     assert all(torch.allclose(a, b) for a, b in zip(runs[0][1], runs[1][1]))
     moved = runs[0][2]

@@ -23,8 +23,13 @@ def tokenizer():
 
 def tiny_bert(tokenizer, seed):
     torch.manual_seed(seed)
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
-                        num_attention_heads=4, intermediate_size=37)
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=37,
+    )
     return BertForMaskedLM(config).eval()
 
 
@@ -60,7 +65,7 @@ def test_fill_left_to_right_matches_a_plain_loop(tokenizer, seed, n):
         ids, start = plain_layout(tokenizer, prompt, n)
         for j in range(n):
             ids[start + j] = int(plain_logits(model, ids)[start + j].argmax())
-        assert got == ids[start:start + n]
+        assert got == ids[start : start + n]
 
 
 def test_append_one_mask_fills_the_token_before_sep(tokenizer):
@@ -71,7 +76,7 @@ def test_append_one_mask_fills_the_token_before_sep(tokenizer):
         for _ in range(3):
             ids = ids[:-1] + [tokenizer.mask_token_id] + ids[-1:]
             ids[-2] = int(plain_logits(model, ids)[-2].argmax())
-        assert tokens == ids[len(tokenizer(prompt)["input_ids"]) - 1:-1]
+        assert tokens == ids[len(tokenizer(prompt)["input_ids"]) - 1 : -1]
 
 
 def test_mask_predict_matches_a_plain_loop(tokenizer):
@@ -83,21 +88,39 @@ def test_mask_predict_matches_a_plain_loop(tokenizer):
         confidence, redo = [0.0] * n, list(range(n))
         for t in range(iterations):
             if t > 0:
-                redo = sorted(range(n), key=lambda i: confidence[i])[: n * (iterations - t) // iterations]
+                redo = sorted(range(n), key=lambda i: confidence[i])[
+                    : n * (iterations - t) // iterations
+                ]
                 for i in redo:
                     ids[start + i] = tokenizer.mask_token_id
             probs = plain_logits(model, ids).softmax(-1)
             for i in redo:
-                confidence[i], ids[start + i] = float(probs[start + i].max()), int(probs[start + i].argmax())
-        assert tokens == ids[start:start + n]
+                confidence[i], ids[start + i] = (
+                    float(probs[start + i].max()),
+                    int(probs[start + i].argmax()),
+                )
+        assert tokens == ids[start : start + n]
 
 
 def test_gibbs_never_samples_special_tokens_and_is_seeded(tokenizer):
     model = tiny_bert(tokenizer, 5)
-    with torch.no_grad():  # make the special tokens the most likely: the sampler must still avoid them
+    with (
+        torch.no_grad()
+    ):  # make the special tokens the most likely: the sampler must still avoid them
         model.cls.predictions.bias[tokenizer.all_special_ids] = 20.0
-    runs = [bert_sampling.gibbs_sample(model, tokenizer, PROMPTS, 4, n_steps=10, burn_in=5, top_k=3,
-                                    generator=torch.Generator().manual_seed(0)) for _ in range(2)]
+    runs = [
+        bert_sampling.gibbs_sample(
+            model,
+            tokenizer,
+            PROMPTS,
+            4,
+            n_steps=10,
+            burn_in=5,
+            top_k=3,
+            generator=torch.Generator().manual_seed(0),
+        )
+        for _ in range(2)
+    ]
     assert runs[0] == runs[1]
     assert not set(sum(runs[0], [])) & set(tokenizer.all_special_ids)
 
@@ -105,7 +128,9 @@ def test_gibbs_never_samples_special_tokens_and_is_seeded(tokenizer):
 def test_choose_samples_the_tempered_top_k_distribution():
     scores = torch.tensor([[3.0, 2.0, 1.0, 0.0, -5.0]])
     generator = torch.Generator().manual_seed(0)
-    draws = torch.stack([bert_sampling.choose(scores, 0.5, 3, generator) for _ in range(4000)])[:, 0]
+    draws = torch.stack([bert_sampling.choose(scores, 0.5, 3, generator) for _ in range(4000)])[
+        :, 0
+    ]
     expected = (scores[0, :3] / 0.5).softmax(-1)
     observed = torch.bincount(draws, minlength=5).float() / len(draws)
     assert observed[3:].sum() == 0
@@ -126,7 +151,13 @@ def test_self_bleu_is_sacrebleu_against_the_other_texts():
     import sacrebleu
 
     texts = ["the cat sat on the mat", "the cat sat on a mat", "a dog ran in the park today"]
-    want = sum(sacrebleu.sentence_bleu(t, texts[:i] + texts[i + 1:]).score for i, t in enumerate(texts)) / 3
+    want = (
+        sum(
+            sacrebleu.sentence_bleu(t, texts[:i] + texts[i + 1 :]).score
+            for i, t in enumerate(texts)
+        )
+        / 3
+    )
     assert generation.self_bleu(texts) == pytest.approx(want, abs=1e-6)
     assert generation.self_bleu(["same words here", "same words here"]) == pytest.approx(100.0)
 
@@ -134,9 +165,20 @@ def test_self_bleu_is_sacrebleu_against_the_other_texts():
 def test_perplexity_matches_the_models_own_loss():
     tokenizer = AutoTokenizer.from_pretrained(bertlab.decoder_path())
     torch.manual_seed(0)
-    model = LlamaForCausalLM(LlamaConfig(vocab_size=len(tokenizer), hidden_size=16, intermediate_size=32,
-                                         num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1)).eval()
-    prompts, texts = ["The weather today is", "A"], ["sunny and warm.", "small dog barked at the moon"]
+    model = LlamaForCausalLM(
+        LlamaConfig(
+            vocab_size=len(tokenizer),
+            hidden_size=16,
+            intermediate_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+        )
+    ).eval()
+    prompts, texts = (
+        ["The weather today is", "A"],
+        ["sunny and warm.", "small dog barked at the moon"],
+    )
     got = generation.perplexities(model, tokenizer, prompts, texts)  # one padded batch
     for prompt, text, ppl in zip(prompts, texts, got):
         context = len(tokenizer(prompt)["input_ids"])

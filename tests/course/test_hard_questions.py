@@ -6,10 +6,15 @@ import pytest
 
 from bertlab.finetuning import datasets, hard_questions
 
-ROW = {"id": "1", "question": "What is trout a kind of?", "answer": "fish", "split": "heldout",
-       "context": "oak: a kind of tree; it grows acorns. trout: a kind of fish; found in cold streams. "
-                  "violin: a kind of bowed stringed instrument; played with a bow.",
-       "answer_start": 52}
+ROW = {
+    "id": "1",
+    "question": "What is trout a kind of?",
+    "answer": "fish",
+    "split": "heldout",
+    "context": "oak: a kind of tree; it grows acorns. trout: a kind of fish; found in cold streams. "
+    "violin: a kind of bowed stringed instrument; played with a bow.",
+    "answer_start": 52,
+}
 
 
 def test_entries_and_question_forms():
@@ -24,20 +29,30 @@ def test_entries_and_question_forms():
 def test_a_distractor_stands_before_the_asked_entry_and_the_label_stays():
     row = hard_questions.rewrite(ROW, paraphrase=True, distractor=True)
     names = [w for w, _, _ in hard_questions.entries(row["context"])]
-    assert row["context"][row["answer_start"]:row["answer_start"] + 4] == "fish"
+    assert row["context"][row["answer_start"] : row["answer_start"] + 4] == "fish"
     assert names[row["asked_position"]] == "trout" and row["asked_position"] in (1, 2)
-    first_mention = next(i for i, (_, _, s) in enumerate(hard_questions.entries(row["context"])) if "trout" in s)
+    first_mention = next(
+        i for i, (_, _, s) in enumerate(hard_questions.entries(row["context"])) if "trout" in s
+    )
     assert first_mention < row["asked_position"]
-    assert row["question"] != ROW["question"] and hard_questions.asked_word(row["question"]) == "trout"
-    assert hard_questions.first_mention_rule(row) != "fish" and hard_questions.name_rule(row) == "fish"
-    assert hard_questions.rewrite(ROW, True, True) == row, "seeded by the row: the same on every build"
+    assert (
+        row["question"] != ROW["question"] and hard_questions.asked_word(row["question"]) == "trout"
+    )
+    assert (
+        hard_questions.first_mention_rule(row) != "fish" and hard_questions.name_rule(row) == "fish"
+    )
+    assert hard_questions.rewrite(ROW, True, True) == row, (
+        "seeded by the row: the same on every build"
+    )
 
 
 def test_on_the_shipped_held_out_rows_the_rule_solves_the_plain_set_and_fails_the_distractors():
     rows = datasets.kind_of_questions()["heldout"][:200]
     sets = hard_questions.hard_sets(rows)
-    score = {name: sum(hard_questions.first_mention_rule(r) == r["answer"] for r in rs) / len(rs)
-             for name, rs in sets.items()}
+    score = {
+        name: sum(hard_questions.first_mention_rule(r) == r["answer"] for r in rs) / len(rs)
+        for name, rs in sets.items()
+    }
     assert score["as trained"] > 0.95 and score["paraphrased"] > 0.95
     assert score["distractor"] < 0.05 and score["paraphrased + distractor"] < 0.05
     assert all(hard_questions.name_rule(r) == r["answer"] for rs in sets.values() for r in rs)

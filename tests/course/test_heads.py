@@ -29,8 +29,13 @@ def checkpoint(tmp_path_factory):
     under $BERTLAB_CACHE, where the load report's path must not show the machine's folders."""
     cache = tmp_path_factory.mktemp("cache")
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=2,
-                        num_attention_heads=4, intermediate_size=37)
+    config = BertConfig(
+        vocab_size=VOCAB,
+        hidden_size=HIDDEN,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=37,
+    )
     model = BertForMaskedLM(config).eval()
     model.save_pretrained(cache / "tiny")
     return cache, str(cache / "tiny"), model
@@ -46,10 +51,12 @@ def loaded(checkpoint):
 
 def test_every_head_is_transformers_own_class_on_the_same_encoder(checkpoint, loaded):
     _, _, saved = checkpoint
-    expected = {"mlm": transformers.BertForMaskedLM,
-                "sequence": transformers.BertForSequenceClassification,
-                "token": transformers.BertForTokenClassification,
-                "qa": transformers.BertForQuestionAnswering}
+    expected = {
+        "mlm": transformers.BertForMaskedLM,
+        "sequence": transformers.BertForSequenceClassification,
+        "token": transformers.BertForTokenClassification,
+        "qa": transformers.BertForQuestionAnswering,
+    }
     ids = torch.tensor([[2, 17, 41, 3]])  # [1, T]
     with torch.no_grad():
         reference = saved.bert(input_ids=ids).last_hidden_state  # [1, T, H]
@@ -58,7 +65,9 @@ def test_every_head_is_transformers_own_class_on_the_same_encoder(checkpoint, lo
         assert not head.model.training, f"{task}: load_head returns the model in eval mode"
         with torch.no_grad():
             hidden = head.model.bert(input_ids=ids).last_hidden_state  # [1, T, H]
-        torch.testing.assert_close(hidden, reference, msg=f"{task}: the encoder is the checkpoint's")
+        torch.testing.assert_close(
+            hidden, reference, msg=f"{task}: the encoder is the checkpoint's"
+        )
 
 
 def test_a_new_head_is_told_from_transformers_missing_keys(loaded):
@@ -106,7 +115,9 @@ def test_the_log_is_caught_and_the_loggers_state_restored():
     transformers.logging.set_verbosity_error()
     try:
         with captured_transformers_log() as text:
-            transformers.logging.get_logger("transformers.modeling_utils").warning("\x1b[31mheads up\x1b[0m")
+            transformers.logging.get_logger("transformers.modeling_utils").warning(
+                "\x1b[31mheads up\x1b[0m"
+            )
         assert text == ["heads up"]
         assert logger.handlers == handlers and logger.getEffectiveLevel() == logging.ERROR
     finally:

@@ -33,7 +33,9 @@ def seeded(build, seed=0):
 
 
 def bert(**extra):
-    return seeded(lambda: BertModel(BertConfig(vocab_size=VOCAB, num_hidden_layers=LAYERS, **SMALL, **extra)))
+    return seeded(
+        lambda: BertModel(BertConfig(vocab_size=VOCAB, num_hidden_layers=LAYERS, **SMALL, **extra))
+    )
 
 
 def llama():
@@ -42,25 +44,57 @@ def llama():
 
 
 def bart():
-    config = BartConfig(vocab_size=VOCAB, d_model=32, encoder_layers=LAYERS, decoder_layers=LAYERS,
-                        encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=37,
-                        decoder_ffn_dim=37, max_position_embeddings=32)
+    config = BartConfig(
+        vocab_size=VOCAB,
+        d_model=32,
+        encoder_layers=LAYERS,
+        decoder_layers=LAYERS,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=37,
+        decoder_ffn_dim=37,
+        max_position_embeddings=32,
+    )
     return seeded(lambda: BartForConditionalGeneration(config))
 
 
 #: family -> (a tiny model of it, its (self-attention, cross-attention) block counts)
 FAMILIES = {
     "BERT": (bert, (LAYERS, 0)),
-    "BERT as a decoder": (lambda: seeded(lambda: BertLMHeadModel(BertConfig(
-        vocab_size=VOCAB, num_hidden_layers=LAYERS, is_decoder=True, add_cross_attention=True,
-        **SMALL))), (LAYERS, LAYERS)),
-    "GPT-2": (lambda: seeded(lambda: GPT2LMHeadModel(GPT2Config(
-        vocab_size=VOCAB, n_embd=32, n_layer=LAYERS, n_head=4, n_positions=32))), (LAYERS, 0)),
+    "BERT as a decoder": (
+        lambda: seeded(
+            lambda: BertLMHeadModel(
+                BertConfig(
+                    vocab_size=VOCAB,
+                    num_hidden_layers=LAYERS,
+                    is_decoder=True,
+                    add_cross_attention=True,
+                    **SMALL,
+                )
+            )
+        ),
+        (LAYERS, LAYERS),
+    ),
+    "GPT-2": (
+        lambda: seeded(
+            lambda: GPT2LMHeadModel(
+                GPT2Config(vocab_size=VOCAB, n_embd=32, n_layer=LAYERS, n_head=4, n_positions=32)
+            )
+        ),
+        (LAYERS, 0),
+    ),
     "Llama": (llama, (LAYERS, 0)),
     "BART": (bart, (2 * LAYERS, LAYERS)),  # encoder and decoder self-attention; decoder cross
-    "T5": (lambda: seeded(lambda: T5ForConditionalGeneration(T5Config(
-        vocab_size=VOCAB, d_model=32, d_kv=8, d_ff=37, num_layers=LAYERS, num_heads=4))),
-        (2 * LAYERS, LAYERS)),
+    "T5": (
+        lambda: seeded(
+            lambda: T5ForConditionalGeneration(
+                T5Config(
+                    vocab_size=VOCAB, d_model=32, d_kv=8, d_ff=37, num_layers=LAYERS, num_heads=4
+                )
+            )
+        ),
+        (2 * LAYERS, LAYERS),
+    ),
 }
 
 
@@ -91,7 +125,8 @@ def test_an_encoder_decoder_output_sees_the_whole_input():
     model = bart()
     decoder_ids = torch.tensor([[2, 8, 9]])  # [1, 3]: the decoder's own prefix stays the same
     seen = who_sees_whom(
-        lambda ids: model(input_ids=ids, decoder_input_ids=decoder_ids).logits[0], INPUT, FRESH)
+        lambda ids: model(input_ids=ids, decoder_input_ids=decoder_ids).logits[0], INPUT, FRESH
+    )
     assert seen.shape == (3, T) and seen.all(), "cross-attention reads every input position"
 
 

@@ -59,8 +59,14 @@ def save_tiny_bert(folder: Path) -> Path:
 
     course = Path(checkpoint_path())
     tokenizer = AutoTokenizer.from_pretrained(course)
-    config = BertConfig(vocab_size=len(tokenizer), hidden_size=64, num_hidden_layers=2,
-                        num_attention_heads=2, intermediate_size=128, max_position_embeddings=512)
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=128,
+        max_position_embeddings=512,
+    )
     torch.manual_seed(0)
     # BertForPreTraining has bert-base-uncased's tensors (pooler and NSP head included); its config,
     # like bert-base-uncased's, names BertForMaskedLM as the architecture.
@@ -110,18 +116,29 @@ def test_page_runs_on_another_bert(stem, tiny_bert, book_copy, monkeypatch, reco
     import nbclient
     import nbformat
 
-    for name, value in {"BERTLAB_MODEL": str(tiny_bert), "HF_HUB_OFFLINE": "1", "MPLBACKEND": "Agg",
-                        "OMP_NUM_THREADS": "1", "TRANSFORMERS_VERBOSITY": "error"}.items():
+    for name, value in {
+        "BERTLAB_MODEL": str(tiny_bert),
+        "HF_HUB_OFFLINE": "1",
+        "MPLBACKEND": "Agg",
+        "OMP_NUM_THREADS": "1",
+        "TRANSFORMERS_VERBOSITY": "error",
+    }.items():
         monkeypatch.setenv(name, value)
     notebook = jupytext.read(book_copy / f"{stem}.md")
     started = time.perf_counter()
-    client = nbclient.NotebookClient(notebook, timeout=CELL_TIMEOUT, kernel_name="python3",
-                                     resources={"metadata": {"path": str(book_copy)}})
+    client = nbclient.NotebookClient(
+        notebook,
+        timeout=CELL_TIMEOUT,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(book_copy)}},
+    )
     try:
         client.execute()
     except nbclient.exceptions.CellExecutionError as err:
         nbformat.write(notebook, book_copy / f"{stem}.ipynb")
-        pytest.fail(f"book/{stem}.md stops with BERTLAB_MODEL={tiny_bert} (a random 2-layer BERT); "
-                    f"a page may show that a model learnt nothing, but must not stop.\n"
-                    f"Executed notebook: {book_copy / f'{stem}.ipynb'}\n{err}"[-6000:])
+        pytest.fail(
+            f"book/{stem}.md stops with BERTLAB_MODEL={tiny_bert} (a random 2-layer BERT); "
+            f"a page may show that a model learnt nothing, but must not stop.\n"
+            f"Executed notebook: {book_copy / f'{stem}.ipynb'}\n{err}"[-6000:]
+        )
     record_property("seconds", round(time.perf_counter() - started, 1))

@@ -66,8 +66,12 @@ def test_pages_load_with_transformers_own_calls():
     path = bertlab.model_path()
     tokenizer = AutoTokenizer.from_pretrained(path)
     model = AutoModel.from_pretrained(path)
-    batch = tokenizer(["The bank was closed.", "We sat on the river bank."],
-                      padding="max_length", max_length=16, return_tensors="pt")
+    batch = tokenizer(
+        ["The bank was closed.", "We sat on the river bank."],
+        padding="max_length",
+        max_length=16,
+        return_tensors="pt",
+    )
     out = model(**batch)
     H = model.config.hidden_size
     assert tuple(out.last_hidden_state.shape) == (2, 16, H)

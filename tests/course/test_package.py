@@ -31,12 +31,23 @@ def test_masking_classify_names_each_outcome():
     labels = torch.tensor([[-100, 5, 6, 7, -100, -100]])
     kinds = masking.classify(original, inputs, labels, mask_token_id=103)
     assert [masking.OUTCOMES[k] for k in kinds[0].tolist()] == [
-        "not selected", "[MASK]", "random", "unchanged", "not selected", "not selected"]
+        "not selected",
+        "[MASK]",
+        "random",
+        "unchanged",
+        "not selected",
+        "not selected",
+    ]
 
 
 def test_parameter_counts_add_up():
-    config = BertConfig(vocab_size=99, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                        intermediate_size=37)
+    config = BertConfig(
+        vocab_size=99,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=37,
+    )
     model = BertModel(config)
     per_block = attention_masks.parameters_per_block(model)
     assert sum(per_block.values()) == attention_masks.count_parameters(model)

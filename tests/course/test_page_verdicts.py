@@ -20,18 +20,34 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 BOOK = REPO / "book"
 # Every page of the book: the introduction, Chapters 0 to 8 (and 6b), the FAQ and the model card.
-PAGES = ["intro", "00-first-look", "01-encoder-not-decoder", "02-what-comes-out", "03-task-heads",
-         "04-masked-language-modelling", "05a-classification", "05b-tagging", "05c-question-answering",
-         "06-forcing-bert-to-write", "06b-masked-diffusion", "07-bert2bert", "08-choosing-a-model", "faq", "model-card"]
+PAGES = [
+    "intro",
+    "00-first-look",
+    "01-encoder-not-decoder",
+    "02-what-comes-out",
+    "03-task-heads",
+    "04-masked-language-modelling",
+    "05a-classification",
+    "05b-tagging",
+    "05c-question-answering",
+    "06-forcing-bert-to-write",
+    "06b-masked-diffusion",
+    "07-bert2bert",
+    "08-choosing-a-model",
+    "faq",
+    "model-card",
+]
 
 
 def code_cells(page: Path) -> list[str]:
     """The Python source of every code cell of a MyST page (cell options and magics left out)."""
     found = []
-    for body in re.findall(r"^```\{code-cell\}[^\n]*\n(.*?)^```", page.read_text(), flags=re.S | re.M):
+    for body in re.findall(
+        r"^```\{code-cell\}[^\n]*\n(.*?)^```", page.read_text(), flags=re.S | re.M
+    ):
         lines = body.split("\n")
         if lines[0].strip() == "---":  # a YAML block of cell options
-            lines = lines[lines.index("---", 1) + 1:]
+            lines = lines[lines.index("---", 1) + 1 :]
         found.append("\n".join(line for line in lines if not line.startswith((":", "%", "!"))))
     return found
 
@@ -43,12 +59,15 @@ def is_words(node: ast.AST) -> bool:
 
 def picks_words(node: ast.AST) -> bool:
     """Whether an expression chooses between words: ``"a" if c else "b"`` or ``x or "none"``."""
+
     def words(n):
         return is_words(n) or isinstance(n, ast.JoinedStr)
 
     return any(
-        isinstance(n, ast.IfExp) and (words(n.body) or words(n.orelse))
-        or isinstance(n, ast.BoolOp) and any(words(v) for v in n.values)
+        isinstance(n, ast.IfExp)
+        and (words(n.body) or words(n.orelse))
+        or isinstance(n, ast.BoolOp)
+        and any(words(v) for v in n.values)
         for n in ast.walk(node)
     )
 
@@ -56,10 +75,17 @@ def picks_words(node: ast.AST) -> bool:
 def word_picking_functions(trees: list[ast.AST]) -> set[str]:
     """Names of the functions, defined in ``trees`` or imported there from ``bertlab``, whose
     ``return`` picks words (:func:`picks_words`)."""
+
     def pickers(tree):
-        return {f.name for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-                and any(isinstance(r, ast.Return) and r.value is not None and picks_words(r.value)
-                        for r in ast.walk(f))}
+        return {
+            f.name
+            for f in ast.walk(tree)
+            if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and any(
+                isinstance(r, ast.Return) and r.value is not None and picks_words(r.value)
+                for r in ast.walk(f)
+            )
+        }
 
     found = set().union(*(pickers(tree) for tree in trees))
     for tree in trees:
@@ -84,21 +110,40 @@ def conditional_glue(sources: list[str]) -> list[str]:
             for assign in (n for branch in branches for n in ast.walk(branch)):
                 if isinstance(assign, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                     targets = assign.targets if isinstance(assign, ast.Assign) else [assign.target]
-                    chosen |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-            if isinstance(node, ast.Assign) and any(isinstance(n, ast.IfExp) for n in ast.walk(node.value)):
-                chosen |= {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+                    chosen |= {
+                        n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)
+                    }
+            if isinstance(node, ast.Assign) and any(
+                isinstance(n, ast.IfExp) for n in ast.walk(node.value)
+            ):
+                chosen |= {
+                    n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)
+                }
     found = []
     for tree in trees:
         for call in ast.walk(tree):
-            if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "glue" and len(call.args) >= 2:
+            if (
+                isinstance(call, ast.Call)
+                and getattr(call.func, "id", None) == "glue"
+                and len(call.args) >= 2
+            ):
                 value = call.args[1]
                 used = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
-                fallback = any(isinstance(n, ast.BoolOp) and any(is_words(v) for v in n.values)
-                               for n in ast.walk(value))
-                calls = {getattr(n.func, "id", None) or getattr(n.func, "attr", None)
-                         for n in ast.walk(value) if isinstance(n, ast.Call)}
-                if (any(isinstance(n, ast.IfExp) for n in ast.walk(value)) or used & chosen or fallback
-                        or calls & helpers):
+                fallback = any(
+                    isinstance(n, ast.BoolOp) and any(is_words(v) for v in n.values)
+                    for n in ast.walk(value)
+                )
+                calls = {
+                    getattr(n.func, "id", None) or getattr(n.func, "attr", None)
+                    for n in ast.walk(value)
+                    if isinstance(n, ast.Call)
+                }
+                if (
+                    any(isinstance(n, ast.IfExp) for n in ast.walk(value))
+                    or used & chosen
+                    or fallback
+                    or calls & helpers
+                ):
                     found.append(f"{ast.unparse(call.args[0])}: {ast.unparse(value)[:120]}")
     return found
 
@@ -106,8 +151,10 @@ def conditional_glue(sources: list[str]) -> list[str]:
 @pytest.mark.parametrize("name", PAGES)
 def test_no_verdict_is_chosen_by_the_outcome(name):
     found = conditional_glue(code_cells(BOOK / f"{name}.md"))
-    assert not found, (f"book/{name}.md glues words chosen by an if: pin the demo, assert the claim, "
-                       "and write the sentence once:\n" + "\n".join(found))
+    assert not found, (
+        f"book/{name}.md glues words chosen by an if: pin the demo, assert the claim, "
+        "and write the sentence once:\n" + "\n".join(found)
+    )
 
 
 def test_every_page_is_checked():
@@ -115,16 +162,20 @@ def test_every_page_is_checked():
 
 
 def test_the_check_sees_both_kinds_of_choice():
-    sources = ["x = 1\nif x > 0:\n    verdict = 'works'\nelse:\n    verdict = 'fails'\nglue('v', verdict)",
-               "glue('w', 'more' if x > 1 else 'less')\nglue('n', f'{x:.1f}')",
-               "glue('f', ', '.join(names) or 'none')\nglue('m', x or 0)"]
+    sources = [
+        "x = 1\nif x > 0:\n    verdict = 'works'\nelse:\n    verdict = 'fails'\nglue('v', verdict)",
+        "glue('w', 'more' if x > 1 else 'less')\nglue('n', f'{x:.1f}')",
+        "glue('f', ', '.join(names) or 'none')\nglue('m', x or 0)",
+    ]
     assert [f.split(":")[0] for f in conditional_glue(sources)] == ["'v'", "'w'", "'f'"]
 
 
 def test_the_check_sees_words_picked_inside_a_helper():
-    sources = ['def key_list(keys):\n    return ", ".join(keys) if keys else "none"\n'
-               "def verdict(x):\n    return x > 0 and 'works' or 'fails'\n"
-               "def fmt(x):\n    return f'{x:.1f}' if x else 0\n"
-               "def size(x):\n    return x if x > 0 else 0\n",
-               "glue('k', key_list(ks))\nglue('v', verdict(x))\nglue('f', fmt(x))\nglue('s', size(x))"]
+    sources = [
+        'def key_list(keys):\n    return ", ".join(keys) if keys else "none"\n'
+        "def verdict(x):\n    return x > 0 and 'works' or 'fails'\n"
+        "def fmt(x):\n    return f'{x:.1f}' if x else 0\n"
+        "def size(x):\n    return x if x > 0 else 0\n",
+        "glue('k', key_list(ks))\nglue('v', verdict(x))\nglue('f', fmt(x))\nglue('s', size(x))",
+    ]
     assert [f.split(":")[0] for f in conditional_glue(sources)] == ["'k'", "'v'", "'f'"]

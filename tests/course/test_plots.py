@@ -18,7 +18,10 @@ def close_figures():
 
 
 MASK = [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]  # [R, T]: an attention mask with one pad
-TOKENS = [["[CLS]", "hi", "there", "[SEP]", "[PAD]"], ["[CLS]", "unbelievable", "day", "!", "[SEP]"]]
+TOKENS = [
+    ["[CLS]", "hi", "there", "[SEP]", "[PAD]"],
+    ["[CLS]", "unbelievable", "day", "!", "[SEP]"],
+]
 
 
 def test_token_grid_writes_every_token_in_its_cell():
@@ -44,7 +47,9 @@ def test_token_grid_writes_white_on_dark_cells_and_turns_long_tokens():
 
 def test_token_grid_draws_on_the_axes_it_is_given_and_keeps_the_colour_range():
     _, given = plt.subplots()
-    ax = token_grid([[0, 1, 2]], ["type ids"], [["a", "b", "c"]], cmap="Greens", vmin=0, vmax=4, ax=given)
+    ax = token_grid(
+        [[0, 1, 2]], ["type ids"], [["a", "b", "c"]], cmap="Greens", vmin=0, vmax=4, ax=given
+    )
     assert ax is given
     assert ax.images[0].get_clim() == (0, 4) and ax.images[0].get_cmap().name == "Greens"
     assert all(t.get_color() == "black" for t in ax.texts), "nothing reaches 0.6 of vmax=4"

@@ -12,13 +12,14 @@ from bertlab import probes
 from bertlab.models import encoder
 from recipes.checkpoint import data as mlm_data
 
-shipped = pytest.mark.skipif(not encoder.is_shipped(), reason="the course checkpoint is not in the package")
+shipped = pytest.mark.skipif(
+    not encoder.is_shipped(), reason="the course checkpoint is not in the package"
+)
 
 
 @pytest.fixture(scope="module")
 def shipped_folder(tmp_path_factory):
     return encoder.checkpoint_path(cache_dir=tmp_path_factory.mktemp("bertlab-cache"))
-
 
 
 @shipped
@@ -36,13 +37,15 @@ def test_shipped_checkpoint_loads_offline(shipped_folder):
     assert out.pooler_output.shape == (1, 384)
 
 
-
 @shipped
-@pytest.mark.parametrize("text, answers", [  # sanity checks; the full probe set is in evaluate.py
-    ("Tokyo is the largest city in [MASK].", {"japan"}),
-    ("She drinks a cup of [MASK] every morning.", {"coffee", "tea", "milk"}),
-    ("We waited for the [MASK] at the bus stop.", {"bus"}),
-])
+@pytest.mark.parametrize(
+    "text, answers",
+    [  # sanity checks; the full probe set is in evaluate.py
+        ("Tokyo is the largest city in [MASK].", {"japan"}),
+        ("She drinks a cup of [MASK] every morning.", {"coffee", "tea", "milk"}),
+        ("We waited for the [MASK] at the bus stop.", {"bus"}),
+    ],
+)
 def test_shipped_checkpoint_fills_masks(shipped_folder, text, answers):
     from transformers import pipeline
 
@@ -51,16 +54,13 @@ def test_shipped_checkpoint_fills_masks(shipped_folder, text, answers):
     assert answers & set(top5), f"{text!r}: top-5 {top5}"
 
 
-
 def test_probes_are_single_tokens():
     assert len(probes.PROBES) >= 60
     assert probes.check_probes(mlm_data.load_tokenizer()) == []
 
 
-
 def _row(tokenizer, text: str) -> torch.Tensor:
     return tokenizer(text, return_tensors="pt")["input_ids"]  # [1, L] with [CLS] ... [SEP]
-
 
 
 def test_copy_rate_counts_a_guess_seen_in_its_own_sentence_only():

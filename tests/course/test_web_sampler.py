@@ -26,8 +26,14 @@ def tokenizer():
 @pytest.fixture(scope="module")
 def tiny(tokenizer):
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=1,
-                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=128)
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+    )
     return BertForMaskedLM(config).eval()
 
 
@@ -41,8 +47,12 @@ def logits_of(model):
 
 
 def special(tokenizer) -> dict:
-    return {"cls": tokenizer.cls_token_id, "sep": tokenizer.sep_token_id, "pad": tokenizer.pad_token_id,
-            "mask": tokenizer.mask_token_id}
+    return {
+        "cls": tokenizer.cls_token_id,
+        "sep": tokenizer.sep_token_id,
+        "pad": tokenizer.pad_token_id,
+        "mask": tokenizer.mask_token_id,
+    }
 
 
 @pytest.mark.parametrize(("n", "steps"), [(12, 6), (10, 4), (5, 5), (7, 1)])
@@ -57,14 +67,16 @@ def test_confidence_canvas_equals_the_chapters_sampler(tokenizer, tiny, n, steps
     ids = tokenizer(source, add_special_tokens=False)["input_ids"]
     ours = web_sampler.fill_canvas(logits_of(tiny), ids, n, steps, special(tokenizer))
     start = len(ids) + 2
-    assert [s["canvas"] for s in ours] == history[:, 0, start:start + n].tolist()
+    assert [s["canvas"] for s in ours] == history[:, 0, start : start + n].tolist()
     assert [len(s["committed"]) for s in ours[1:]] == tokens_per_step(n, steps)
 
 
 def test_random_canvas_is_seeded_and_writes_every_position(tokenizer, tiny):
     ids = tokenizer("unit : the team is a unit", add_special_tokens=False)["input_ids"]
-    run = [web_sampler.fill_canvas(logits_of(tiny), ids, 9, 3, special(tokenizer), "random", seed)
-           for seed in (0, 0, 1)]
+    run = [
+        web_sampler.fill_canvas(logits_of(tiny), ids, 9, 3, special(tokenizer), "random", seed)
+        for seed in (0, 0, 1)
+    ]
     assert run[0] == run[1] and run[0] != run[2]
     assert sorted(p for s in run[0] for p in s["committed"]) == list(range(9))
     assert tokenizer.mask_token_id not in run[0][-1]["canvas"]

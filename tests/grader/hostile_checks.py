@@ -24,19 +24,24 @@ def no_points_stolen(path: Path, assignment: str, names, first_tests: set, point
             continue
         cells = course_fixture.scores(path, assignment, student)
         assert set(cells) >= first_tests, f"{student}: grades missing"
-        assert sum(c.max_score for c in cells.values()) == points, f"{student}: points changed {cells}"
+        assert sum(c.max_score for c in cells.values()) == points, (
+            f"{student}: points changed {cells}"
+        )
         if any(c.score for c in cells.values()):
             stolen[student] = {k: c.score for k, c in cells.items() if c.score}
     assert not stolen, f"points earned by rigging the grader: {stolen}"
 
 
-
 def hidden_tests_not_in_feedback(path: Path, assignment: str, solution, students) -> None:
     pairs = course_fixture.marked_pairs(solution, "HIDDEN TESTS")
-    long_lines = [line for line in course_fixture.marked_lines(solution, "HIDDEN TESTS") if len(line) >= 30]
+    long_lines = [
+        line for line in course_fixture.marked_lines(solution, "HIDDEN TESTS") if len(line) >= 30
+    ]
     assert pairs and long_lines
     for student in students:
-        text = course_fixture.readable(path / "autograder" / "feedback" / student / assignment / f"{assignment}.html")
+        text = course_fixture.readable(
+            path / "autograder" / "feedback" / student / assignment / f"{assignment}.html"
+        )
         readings = spellings(text)  # the notebook file prints its lines as JSON strings
         leaked = [s for s in pairs + long_lines if any(s in r for r in readings)]
         assert not leaked, f"{student}: feedback shows hidden-test lines {leaked[:3]}"
@@ -45,4 +50,6 @@ def hidden_tests_not_in_feedback(path: Path, assignment: str, solution, students
 
 def graded_output_text(path: Path, assignment: str, student: str) -> str:
     autograded = path / "autograder" / "autograded" / student / assignment / f"{assignment}.ipynb"
-    return str([o for c in nbformat.read(autograded, as_version=4).cells for o in c.get("outputs", [])])
+    return str(
+        [o for c in nbformat.read(autograded, as_version=4).cells for o in c.get("outputs", [])]
+    )

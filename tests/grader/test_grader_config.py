@@ -32,7 +32,11 @@ def course_config(root: Path) -> Config:
 
 def grader_settings(config: Config) -> dict:
     """Every value ``configure`` sets, as the given config holds it."""
-    return {(section, name): config[section][name] for section, name in _configured() if (section, name) not in OWN}
+    return {
+        (section, name): config[section][name]
+        for section, name in _configured()
+        if (section, name) not in OWN
+    }
 
 
 def _configured() -> list[tuple[str, str]]:
@@ -48,7 +52,9 @@ def test_configure_puts_the_guarded_preprocessors_in_nbgrader_s_pipeline(tmp_pat
     assert "bertlab_grader.feedback_redaction.RedactHiddenTests" in c.GenerateFeedback.preprocessors
     assert c.Execute.extra_arguments[0] == "--InteractiveShell.xmode=Minimal"
     assert c.CourseDirectory.root == str(tmp_path) and c.CourseDirectory.course_id == "demo"
-    assert c.CourseDirectory.db_url == "sqlite:///" + str(tmp_path.resolve() / "autograder" / "gradebook.db")
+    assert c.CourseDirectory.db_url == "sqlite:///" + str(
+        tmp_path.resolve() / "autograder" / "gradebook.db"
+    )
 
 
 def test_the_course_and_the_test_course_grade_with_the_same_settings(monkeypatch):
@@ -58,7 +64,9 @@ def test_the_course_and_the_test_course_grade_with_the_same_settings(monkeypatch
     for name, root in COURSES.items():
         config = course_config(root)
         assert config.CourseDirectory.root == str(root), name
-        assert config.CourseDirectory.db_url == "sqlite:///" + str(root / "autograder" / "gradebook.db"), name
+        assert config.CourseDirectory.db_url == "sqlite:///" + str(
+            root / "autograder" / "gradebook.db"
+        ), name
 
 
 def test_what_is_the_course_s_is_set_in_the_course_s_config_only():
@@ -72,11 +80,17 @@ def test_what_is_the_course_s_is_set_in_the_course_s_config_only():
 def _code_strings(path: Path) -> list[tuple[int, str]]:
     """The string constants of a module's code (not its docstrings), with their lines."""
     tree = ast.parse(path.read_text())
-    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
-                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                  and ast.get_docstring(node, clean=False) is not None}
-    return [(n.lineno, n.value) for n in ast.walk(tree)
-            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings]
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and ast.get_docstring(node, clean=False) is not None
+    }
+    return [
+        (n.lineno, n.value)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings
+    ]
 
 
 def test_the_grader_holds_no_course_s_default():
@@ -84,18 +98,36 @@ def test_the_grader_holds_no_course_s_default():
     found = []
     for path in sorted(GRADER.rglob("*.py")):
         text = path.read_text()
-        found += [f"{path.relative_to(REPO)}: {word}" for word in ("impl_", "WARM_IMPORTS") if word in text]
-        found += [f"{path.relative_to(REPO)}:{line}: {value!r}" for line, value in _code_strings(path)
-                  if value.startswith(("torch", "transformers")) and not value.startswith(("torch:", "torch."))]
-        if path.name != "allowed.py":  # allowed.ENVIRONMENT lets a kernel keep the variable, sets nothing
-            found += [f"{path.relative_to(REPO)}:{line}: {value!r}" for line, value in _code_strings(path)
-                      if "HF_HUB_OFFLINE" in value]
+        found += [
+            f"{path.relative_to(REPO)}: {word}"
+            for word in ("impl_", "WARM_IMPORTS")
+            if word in text
+        ]
+        found += [
+            f"{path.relative_to(REPO)}:{line}: {value!r}"
+            for line, value in _code_strings(path)
+            if value.startswith(("torch", "transformers"))
+            and not value.startswith(("torch:", "torch."))
+        ]
+        if (
+            path.name != "allowed.py"
+        ):  # allowed.ENVIRONMENT lets a kernel keep the variable, sets nothing
+            found += [
+                f"{path.relative_to(REPO)}:{line}: {value!r}"
+                for line, value in _code_strings(path)
+                if "HF_HUB_OFFLINE" in value
+            ]
     assert found == []
 
 
 def test_environment_variables_give_the_sandbox_settings_their_defaults(monkeypatch):
-    for name in (bwrap.ENV_VAR, pool.ENV_VAR, kernel_limits.MEMORY_ENV, kernel_limits.PROCESSES_ENV,
-                 kernel_limits.THREADS_ENV):
+    for name in (
+        bwrap.ENV_VAR,
+        pool.ENV_VAR,
+        kernel_limits.MEMORY_ENV,
+        kernel_limits.PROCESSES_ENV,
+        kernel_limits.THREADS_ENV,
+    ):
         monkeypatch.delenv(name, raising=False)
     plain = Sandbox()
     assert (plain.mode, plain.warm_kernels, plain.caps()) == ("on", True, (3072 * 2**20, 64, 512))
@@ -105,12 +137,23 @@ def test_environment_variables_give_the_sandbox_settings_their_defaults(monkeypa
     monkeypatch.setenv(kernel_limits.PROCESSES_ENV, "0")
     monkeypatch.setenv(kernel_limits.THREADS_ENV, "7")
     from_environment = Sandbox()
-    assert (from_environment.mode, from_environment.warm_kernels, from_environment.caps()) == \
-        ("off", False, (100 * 2**20, 0, 7))
+    assert (from_environment.mode, from_environment.warm_kernels, from_environment.caps()) == (
+        "off",
+        False,
+        (100 * 2**20, 0, 7),
+    )
     config = Config()
-    config.Sandbox.mode, config.Sandbox.memory_mb, config.Sandbox.warm_kernels = "require", 2048, True
+    config.Sandbox.mode, config.Sandbox.memory_mb, config.Sandbox.warm_kernels = (
+        "require",
+        2048,
+        True,
+    )
     chosen = Sandbox(config=config)  # a value in the config wins over the variable
-    assert (chosen.mode, chosen.warm_kernels, chosen.caps()) == ("require", True, (2048 * 2**20, 0, 7))
+    assert (chosen.mode, chosen.warm_kernels, chosen.caps()) == (
+        "require",
+        True,
+        (2048 * 2**20, 0, 7),
+    )
 
 
 def test_a_mode_the_sandbox_does_not_know_is_refused(monkeypatch):

@@ -9,8 +9,14 @@ from bertlab_grader.records import Outcome, failed, place_graded
 
 
 def a_record(**changes) -> dict:
-    record = Outcome("ada", True, 1.5, timestamp="2026-12-06T10:00:00", notebooks={"ps00": {}},
-                     files={"ps00.ipynb": "{}"}).to_json()
+    record = Outcome(
+        "ada",
+        True,
+        1.5,
+        timestamp="2026-12-06T10:00:00",
+        notebooks={"ps00": {}},
+        files={"ps00.ipynb": "{}"},
+    ).to_json()
     return record | changes
 
 
@@ -19,10 +25,18 @@ def test_a_record_round_trips_through_json():
     assert Outcome.from_json(a_record(seconds=2)).seconds == 2.0  # JSON writes 2.0 as 2
 
 
-@pytest.mark.parametrize("record", [
-    "not a dict", a_record(extra=1), {k: v for k, v in a_record().items() if k != "files"},
-    a_record(success="yes"), a_record(seconds=True), a_record(notebooks=[]), a_record(timestamp=3),
-])
+@pytest.mark.parametrize(
+    "record",
+    [
+        "not a dict",
+        a_record(extra=1),
+        {k: v for k, v in a_record().items() if k != "files"},
+        a_record(success="yes"),
+        a_record(seconds=True),
+        a_record(notebooks=[]),
+        a_record(timestamp=3),
+    ],
+)
 def test_a_malformed_record_is_refused(record):
     with pytest.raises(ValueError, match="grading record"):
         Outcome.from_json(record)

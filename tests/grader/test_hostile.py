@@ -46,10 +46,28 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from hostile_checks import (ASSIGNMENT, COURSE, FIRST_TESTS, LAST_OF_FIRST_FUNCTION, POINTS, graded_output_text,
-                            hidden_tests_not_in_feedback, no_points_stolen)
-from hostile_tricks import (MEMORY_BOMB, PROCESS_BOMB, SELF_KILL, copy_test_cell, edit_tests, flood, is_test,
-                            own_graded_cell, sandboxed, with_cell)
+from hostile_checks import (
+    ASSIGNMENT,
+    COURSE,
+    FIRST_TESTS,
+    LAST_OF_FIRST_FUNCTION,
+    POINTS,
+    graded_output_text,
+    hidden_tests_not_in_feedback,
+    no_points_stolen,
+)
+from hostile_tricks import (
+    MEMORY_BOMB,
+    PROCESS_BOMB,
+    SELF_KILL,
+    copy_test_cell,
+    edit_tests,
+    flood,
+    is_test,
+    own_graded_cell,
+    sandboxed,
+    with_cell,
+)
 
 import course_fixture
 
@@ -66,7 +84,7 @@ WRONG = {
 RIG = {
     "blank-cells": "get_ipython().input_transformers_cleanup.append(lambda lines: [])",
     "replace-cells": "get_ipython().input_transformers_post.append(lambda lines: ['pass\\n'])",
-    "drop-asserts": '''
+    "drop-asserts": """
 import ast
 
 class DropAsserts(ast.NodeTransformer):
@@ -74,34 +92,34 @@ class DropAsserts(ast.NodeTransformer):
         return ast.Pass()
 
 get_ipython().ast_transformers.append(DropAsserts())
-''',
+""",
     "swallow-errors": "get_ipython().set_custom_exc((BaseException,), lambda shell, etype, value, tb, tb_offset=None: [])",
-    "hide-tracebacks": '''
+    "hide-tracebacks": """
 shell = get_ipython()
 shell.showtraceback = lambda *args, **kwargs: None
 shell._showtraceback = lambda *args, **kwargs: None
-''',
-    "patch-builtins": '''
+""",
+    "patch-builtins": """
 import builtins
 builtins.isinstance = lambda obj, cls: True
-''',
-    "trace-function": '''
+""",
+    "trace-function": """
 import sys
 sys.settrace(lambda frame, event, arg: None)
-''',
+""",
     "kill-kernel": "import os\nos._exit(0)",
-    "print-solution-file": '''
+    "print-solution-file": """
 from pathlib import Path
 for folder in [Path.cwd(), *Path.cwd().parents]:
     for path in sorted(folder.glob("solutions/*/*.ipynb")):
         print(path.read_text())
-''',
+""",
 }
 
 # Need the sandbox (bubblewrap): an unsandboxed kernel really does write these files and kill
 # the grader (and only the grader: this list runs only where the sandbox is on).
 SANDBOXED_RIG = {
-    "kill-the-grader": '''
+    "kill-the-grader": """
 import os
 import signal
 for pid in filter(str.isdigit, os.listdir("/proc")):
@@ -111,12 +129,12 @@ for pid in filter(str.isdigit, os.listdir("/proc")):
                 os.kill(int(pid), signal.SIGKILL)
     except OSError:
         pass
-''',
+""",
     # A grader that forks each kernel from one warm process (bertlab_grader.warm) must let
     # nothing of one kernel meet the next: this one leaves a daemon that keeps writing an IPython
     # startup file that blanks every cell (it would run before the guard's first fingerprint), and
     # asks the zygote for a kernel of its own; the next student ("...-victim", wrong work) must score 0.
-    "rig-the-next-kernel": '''
+    "rig-the-next-kernel": """
 import glob, json, os, socket, time
 RIG = "get_ipython().input_transformers_cleanup.append(lambda lines: [])\\n"
 def plant():
@@ -144,8 +162,8 @@ if os.fork() == 0:
             plant()
             time.sleep(0.05)
     os._exit(0)
-''',
-    "write-course-files": '''
+""",
+    "write-course-files": """
 import sqlite3
 from pathlib import Path
 for folder in [Path.cwd(), *Path.cwd().parents]:
@@ -154,11 +172,11 @@ for folder in [Path.cwd(), *Path.cwd().parents]:
             con.execute("UPDATE grade SET manual_score = 100, extra_credit = 100")
     for path in folder.glob("solutions/*/*.ipynb"):  # hidden tests that pass, for a regrade
         path.write_text(path.read_text().replace("assert ", "pass  # "))
-''',
+""",
 }
 
 # Harmless extra cells an honest student might add.
-HARMLESS = '''
+HARMLESS = """
 %matplotlib inline
 import random
 import warnings
@@ -172,21 +190,26 @@ random.seed(0)
 plt.plot([1, 2, 3])
 plt.show()
 display({"note": "trying things"})
-'''
+"""
 
 
 def submissions(released, solution) -> dict:
     wrong = course_fixture.replace_solutions(released, WRONG)
     rigs = {**RIG, **(SANDBOXED_RIG if sandboxed() else {})}
     found = {f"rig-{name}": with_cell(wrong, code) for name, code in rigs.items()}
-    if "rig-the-next-kernel" in found:  # graded right after it (nbgrader goes in order of student id)
+    if (
+        "rig-the-next-kernel" in found
+    ):  # graded right after it (nbgrader goes in order of student id)
         found["rig-the-next-kernel-victim"] = wrong
 
     # The student function itself prints the hidden test cell that calls it (on ps00 too).
-    found["print-calling-cell"] = course_fixture.replace_solutions(released, {
-        **WRONG,
-        "impl_count_vowels": "def count_vowels(word):\n    print(get_ipython().user_ns['In'][-1])\n    return -1\n",
-    })
+    found["print-calling-cell"] = course_fixture.replace_solutions(
+        released,
+        {
+            **WRONG,
+            "impl_count_vowels": "def count_vowels(word):\n    print(get_ipython().user_ns['In'][-1])\n    return -1\n",
+        },
+    )
 
     # (Answers that equal anything, a plain object or a tensor: every assignment's round trip.)
     found["edit-tests"] = edit_tests(wrong)
@@ -201,8 +224,12 @@ def submissions(released, solution) -> dict:
     found["honest-then-dies"] = with_cell(solution, SELF_KILL, after=LAST_OF_FIRST_FUNCTION)
     # Honest work on the first function, then a bomb: the grader stops the kernel at its cap
     # (bertlab_grader.kernel_limits: 3 GB, 64 processes), and only the later cells are lost.
-    found["honest-then-memory-bomb"] = with_cell(solution, MEMORY_BOMB, after=LAST_OF_FIRST_FUNCTION)
-    found["honest-then-process-bomb"] = with_cell(solution, PROCESS_BOMB, after=LAST_OF_FIRST_FUNCTION)
+    found["honest-then-memory-bomb"] = with_cell(
+        solution, MEMORY_BOMB, after=LAST_OF_FIRST_FUNCTION
+    )
+    found["honest-then-process-bomb"] = with_cell(
+        solution, PROCESS_BOMB, after=LAST_OF_FIRST_FUNCTION
+    )
     # Honest work that prints 5 MB on one line (nbgrader's LimitOutput counts lines): kept to the cap.
     found["honest-floods-output"] = with_cell(solution, flood(5_000_000))
     found["honest"] = solution
@@ -214,8 +241,12 @@ def submissions(released, solution) -> dict:
 
 def course_files(course: Path) -> dict[str, str]:
     """Every file of the course's source (solutions with hidden tests) and release, by content."""
-    return {str(p.relative_to(course)): p.read_text() for folder in ("solutions", "exercises")
-            for p in sorted((course / folder).rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(course)): p.read_text()
+        for folder in ("solutions", "exercises")
+        for p in sorted((course / folder).rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -223,7 +254,9 @@ def course(tmp_path_factory):
     course = course_fixture.make_course(tmp_path_factory.mktemp("hostile"), repo=COURSE)
     released = nbformat.read(course_fixture.release(course, ASSIGNMENT), as_version=4)
     names = []
-    for student, notebook in submissions(released, course_fixture.solution_notebook(ASSIGNMENT, COURSE)).items():
+    for student, notebook in submissions(
+        released, course_fixture.solution_notebook(ASSIGNMENT, COURSE)
+    ).items():
         course_fixture.submit(course, ASSIGNMENT, student, notebook)
         names.append(student)
     broken = course / "autograder" / "submitted" / "not-a-notebook" / ASSIGNMENT
@@ -252,8 +285,12 @@ def test_course_files_stay_as_they_were(course):
 def test_only_broken_notebooks_stop_the_grader(course):
     _, _, unrunnable, _ = course
     assert "not-a-notebook" in unrunnable, unrunnable
-    assert "own-graded-cell" in unrunnable, unrunnable  # nbgrader refuses a graded cell it does not know
-    assert not {"rig-kill-kernel", "honest-then-dies"} & unrunnable, unrunnable  # a dead kernel costs cells only
+    assert "own-graded-cell" in unrunnable, (
+        unrunnable
+    )  # nbgrader refuses a graded cell it does not know
+    assert not {"rig-kill-kernel", "honest-then-dies"} & unrunnable, (
+        unrunnable
+    )  # a dead kernel costs cells only
     assert not {s for s in unrunnable if s.startswith("honest")}, unrunnable
 
 
@@ -262,19 +299,28 @@ def test_a_kernel_that_dies_costs_only_the_cells_after(course):
     cells = course_fixture.scores(path, ASSIGNMENT, "honest-then-dies")
     kept = {k: c.score for k, c in cells.items() if c.score}
     assert kept == {k: cells[k].max_score for k in FIRST_TESTS}, cells
-    html = (path / "autograder" / "feedback" / "honest-then-dies" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    html = (
+        path / "autograder" / "feedback" / "honest-then-dies" / ASSIGNMENT / f"{ASSIGNMENT}.html"
+    ).read_text()
     assert "the kernel died while running this cell" in html and "not run: the kernel died" in html
 
 
-@pytest.mark.parametrize("student, cap", [("honest-then-memory-bomb", "over the memory cap"),
-                                          ("honest-then-process-bomb", "processes, more than the cap")])
+@pytest.mark.parametrize(
+    "student, cap",
+    [
+        ("honest-then-memory-bomb", "over the memory cap"),
+        ("honest-then-process-bomb", "processes, more than the cap"),
+    ],
+)
 def test_a_kernel_over_its_cap_is_stopped_and_costs_only_the_cells_after(course, student, cap):
     path, _, unrunnable, _ = course
     assert student not in unrunnable
     cells = course_fixture.scores(path, ASSIGNMENT, student)
     kept = {k for k, c in cells.items() if c.score}
     assert kept == FIRST_TESTS, cells
-    html = (path / "autograder" / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    html = (
+        path / "autograder" / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html"
+    ).read_text()
     assert "the grader stopped it" in html and cap in html
 
 
@@ -295,16 +341,29 @@ def test_the_report_names_who_needs_a_look(course, tmp_path):
 
 def test_output_is_capped_in_bytes(course):
     path, _, _, _ = course
-    autograded = path / "autograder" / "autograded" / "honest-floods-output" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-    assert autograded.stat().st_size < 1_500_000, autograded.stat().st_size  # the cap is 1 MB of output
+    autograded = (
+        path
+        / "autograder"
+        / "autograded"
+        / "honest-floods-output"
+        / ASSIGNMENT
+        / f"{ASSIGNMENT}.ipynb"
+    )
+    assert autograded.stat().st_size < 1_500_000, (
+        autograded.stat().st_size
+    )  # the cap is 1 MB of output
     assert "the grader cut the output here" in autograded.read_text()
 
 
-@pytest.mark.parametrize("student", ["honest", "honest-extras", "honest-floods-output", "honest-copied-a-test-cell"])
+@pytest.mark.parametrize(
+    "student", ["honest", "honest-extras", "honest-floods-output", "honest-copied-a-test-cell"]
+)
 def test_honest_work_keeps_full_marks(course, student):
     path, _, _, _ = course
     cells = course_fixture.scores(path, ASSIGNMENT, student)
-    assert sum(c.score for c in cells.values()) == sum(c.max_score for c in cells.values()) > 0, cells
+    assert sum(c.score for c in cells.values()) == sum(c.max_score for c in cells.values()) > 0, (
+        cells
+    )
 
 
 def test_hostile_submissions_score_zero(course):
@@ -320,26 +379,38 @@ def test_no_extra_credit_or_manual_scores_appear(course):
     path, _, _, _ = course
     with Gradebook("sqlite:///" + str(path / "autograder" / "gradebook.db")) as gradebook:
         grades = gradebook.db.query(Grade).all()
-        rigged = [(g.student.id, g.name, g.manual_score, g.extra_credit) for g in grades
-                  if g.manual_score is not None or g.extra_credit]
+        rigged = [
+            (g.student.id, g.name, g.manual_score, g.extra_credit)
+            for g in grades
+            if g.manual_score is not None or g.extra_credit
+        ]
     assert grades and not rigged, f"the gradebook was written by a submission: {rigged[:3]}"
 
 
 def test_rigged_kernel_is_named_in_the_feedback(course):
     path, _, _, _ = course
-    html = (path / "autograder" / "feedback" / "rig-blank-cells" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    html = (
+        path / "autograder" / "feedback" / "rig-blank-cells" / ASSIGNMENT / f"{ASSIGNMENT}.html"
+    ).read_text()
     assert "GradingIntegrityError" in html and "input transformers cleanup changed" in html
 
 
 def test_feedback_quotes_no_hidden_test(course):
     path, _, _, _ = course
-    hidden_tests_not_in_feedback(path, ASSIGNMENT, course_fixture.solution_notebook(ASSIGNMENT, COURSE),
-                                 ("rig-print-solution-file", "print-calling-cell", "honest"))
+    hidden_tests_not_in_feedback(
+        path,
+        ASSIGNMENT,
+        course_fixture.solution_notebook(ASSIGNMENT, COURSE),
+        ("rig-print-solution-file", "print-calling-cell", "honest"),
+    )
     # The leak really happened: the autograded notebook (for the instructor only) holds it. The
     # source notebooks are out of the sandboxed kernel's sight, so reading them printed nothing.
-    outputs = {s: graded_output_text(path, ASSIGNMENT, s) for s in ("rig-print-solution-file", "print-calling-cell")}
+    outputs = {
+        s: graded_output_text(path, ASSIGNMENT, s)
+        for s in ("rig-print-solution-file", "print-calling-cell")
+    }
     assert "BEGIN HIDDEN TESTS" in outputs["print-calling-cell"], "the trick printed nothing"
     if sandboxed():
-        assert "BEGIN HIDDEN TESTS" not in outputs["rig-print-solution-file"], "the sandbox showed the solutions"
-
-
+        assert "BEGIN HIDDEN TESTS" not in outputs["rig-print-solution-file"], (
+            "the sandbox showed the solutions"
+        )

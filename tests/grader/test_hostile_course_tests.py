@@ -21,35 +21,35 @@ PS00_POINTS = 9
 
 # Implementations that fail every visible and hidden test of ps00.
 PS00_WRONG = {
-    "impl_pad_batch": '''
+    "impl_pad_batch": """
 def pad_batch(sequences, pad_id, max_length=None):
     return torch.zeros(2, 3, dtype=torch.long), torch.zeros(2, 3, dtype=torch.long)
-''',
-    "impl_pieces_per_word": '''
+""",
+    "impl_pieces_per_word": """
 def pieces_per_word(word_ids):
     return [1]
-''',
-    "impl_segment_ids": '''
+""",
+    "impl_segment_ids": """
 def segment_ids(input_ids, sep_token_id):
     return input_ids * 0
-''',
+""",
 }
 
 # Rig torch, which the course's tests compare with (the course config's ``oracles``): graded on ps00.
 PS00_RIG = {
-    "patch-torch": '''
+    "patch-torch": """
 torch.equal = lambda *args, **kwargs: True
 torch.allclose = lambda *args, **kwargs: True
-''',
+""",
     "patch-tensor-eq": "torch.Tensor.__eq__ = lambda self, other: torch.ones(self.shape, dtype=torch.bool)",
-    "patch-oracle": '''
+    "patch-oracle": """
 import torch.nn.utils.rnn
 
 def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
     return torch.zeros(2, 3, dtype=torch.long)
 
 torch.nn.utils.rnn.pad_sequence = pad_sequence
-''',
+""",
 }
 
 
@@ -59,20 +59,29 @@ def ps00_submissions(released, solution) -> dict:
     found = {f"rig-{name}": with_cell(wrong, code) for name, code in PS00_RIG.items()}
 
     # The student function itself prints the hidden test cell that calls it.
-    found["print-calling-cell"] = course_fixture.replace_solutions(released, {
-        **PS00_WRONG,
-        "impl_pieces_per_word": "def pieces_per_word(word_ids):\n    print(get_ipython().user_ns['In'][-1])\n    return [1]\n",
-    })
+    found["print-calling-cell"] = course_fixture.replace_solutions(
+        released,
+        {
+            **PS00_WRONG,
+            "impl_pieces_per_word": "def pieces_per_word(word_ids):\n    print(get_ipython().user_ns['In'][-1])\n    return [1]\n",
+        },
+    )
 
     # The right answer, but the course package's object: the reference function is defined inside
     # the installed bertlab package at run time (as if the package shipped it) and imported from
     # there. Its tests pass, and score 0 all the same (the course config's answer_key_packages).
-    reference = next(c.source for c in solution.cells
-                     if c.metadata.get("nbgrader", {}).get("grade_id") == "impl_pieces_per_word")
-    found["answer-key-import"] = course_fixture.replace_solutions(released, {
-        **PS00_WRONG,
-        "impl_pieces_per_word": f"import bertlab\nexec({reference!r}, vars(bertlab))\nfrom bertlab import pieces_per_word\n",
-    })
+    reference = next(
+        c.source
+        for c in solution.cells
+        if c.metadata.get("nbgrader", {}).get("grade_id") == "impl_pieces_per_word"
+    )
+    found["answer-key-import"] = course_fixture.replace_solutions(
+        released,
+        {
+            **PS00_WRONG,
+            "impl_pieces_per_word": f"import bertlab\nexec({reference!r}, vars(bertlab))\nfrom bertlab import pieces_per_word\n",
+        },
+    )
     return found
 
 
@@ -91,17 +100,28 @@ def ps00(tmp_path_factory):
 
 def test_tricks_aimed_at_the_course_s_own_tests_score_zero(ps00):
     path, names = ps00
-    assert {"rig-patch-torch", "rig-patch-tensor-eq", "rig-patch-oracle", "answer-key-import"} <= set(names)
+    assert {
+        "rig-patch-torch",
+        "rig-patch-tensor-eq",
+        "rig-patch-oracle",
+        "answer-key-import",
+    } <= set(names)
     no_points_stolen(path, PS00, names, PS00_FIRST_TESTS, PS00_POINTS)
 
 
 def test_a_graded_function_from_the_course_package_is_named_in_the_feedback(ps00):
     path, _ = ps00
-    html = (path / "autograder" / "feedback" / "answer-key-import" / PS00 / f"{PS00}.html").read_text()
+    html = (
+        path / "autograder" / "feedback" / "answer-key-import" / PS00 / f"{PS00}.html"
+    ).read_text()
     assert "pieces_per_word is bertlab.pieces_per_word" in html, html[-3000:]
 
 
 def test_feedback_on_the_course_quotes_no_hidden_test(ps00):
     path, _ = ps00
-    hidden_tests_not_in_feedback(path, PS00, course_fixture.solution_notebook(PS00), ("print-calling-cell",))
-    assert "BEGIN HIDDEN TESTS" in graded_output_text(path, PS00, "print-calling-cell"), "the trick printed nothing"
+    hidden_tests_not_in_feedback(
+        path, PS00, course_fixture.solution_notebook(PS00), ("print-calling-cell",)
+    )
+    assert "BEGIN HIDDEN TESTS" in graded_output_text(path, PS00, "print-calling-cell"), (
+        "the trick printed nothing"
+    )

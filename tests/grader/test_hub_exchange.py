@@ -35,7 +35,9 @@ sys.path.insert(0, str(HUB))
 def why_not_here() -> str | None:
     if os.geteuid() != 0:
         return "creating the students' system users needs root"
-    missing = [tool for tool in ("useradd", "userdel", "runuser", "chpasswd") if not shutil.which(tool)]
+    missing = [
+        tool for tool in ("useradd", "userdel", "runuser", "chpasswd") if not shutil.which(tool)
+    ]
     return f"no {', '.join(missing)} on this machine" if missing else None
 
 
@@ -58,21 +60,42 @@ def student_python(user: str, folder: Path) -> str | None:
         return None
     for script in ("nbgrader", "jupyter"):  # the commands nbgrader runs by name
         if (Path(sys.executable).parent / script).exists():
-            (venv / "bin" / script).write_text(f"#!{venv / 'bin' / 'python'}\n" + (Path(sys.executable).parent / script)
-                                               .read_text().split("\n", 1)[1])
+            (venv / "bin" / script).write_text(
+                f"#!{venv / 'bin' / 'python'}\n"
+                + (Path(sys.executable).parent / script).read_text().split("\n", 1)[1]
+            )
             (venv / "bin" / script).chmod(0o755)
     python = str(venv / "bin" / "python")
-    return None if as_user(user, python, "-c", "import nbgrader", check=False).returncode else python
+    return (
+        None if as_user(user, python, "-c", "import nbgrader", check=False).returncode else python
+    )
 
 
-def as_user(user: str, *cmd: str, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
+def as_user(
+    user: str, *cmd: str, env: dict | None = None, check: bool = True
+) -> subprocess.CompletedProcess:
     home = Path("~" + user).expanduser()
     base = {"HOME": str(home), "PATH": f"{Path(PYTHON[0]).parent}:/usr/bin:/bin", "LANG": "C.UTF-8"}
-    proc = subprocess.run(["runuser", "-u", user, "--", "env", "-i", "-C", str(home),
-                           *(f"{k}={v}" for k, v in {**base, **(env or {})}.items()), *cmd],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            "runuser",
+            "-u",
+            user,
+            "--",
+            "env",
+            "-i",
+            "-C",
+            str(home),
+            *(f"{k}={v}" for k, v in {**base, **(env or {})}.items()),
+            *cmd,
+        ],
+        capture_output=True,
+        text=True,
+    )
     if check and proc.returncode:
-        raise AssertionError(f"{user}: {' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+        raise AssertionError(
+            f"{user}: {' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+        )
     return proc
 
 
@@ -83,7 +106,9 @@ def classroom():
         pytest.skip(why)
     import prepare
 
-    base = Path(tempfile.mkdtemp(prefix="bltest-hub-", dir="/var/tmp"))  # bwrap hides /tmp from kernels
+    base = Path(
+        tempfile.mkdtemp(prefix="bltest-hub-", dir="/var/tmp")
+    )  # bwrap hides /tmp from kernels
     os.chmod(base, 0o755)
     tag = secrets.token_hex(2)
     students = [f"bltest-{tag}-s1", f"bltest-{tag}-s2"]
@@ -95,38 +120,72 @@ def classroom():
         python = student_python(students[0], base)
         if python is None:
             probe = as_user(students[0], sys.executable, "-c", "pass", check=False)
-            pytest.skip(f"a student cannot run the course's Python {os.path.realpath(sys.executable)} "
-                        f"({probe.stderr.strip()[:120]}) and this machine has no python"
-                        f"{sys.version_info.major}.{sys.version_info.minor} of its own: install the venv "
-                        "from a Python outside a closed home")
+            pytest.skip(
+                f"a student cannot run the course's Python {os.path.realpath(sys.executable)} "
+                f"({probe.stderr.strip()[:120]}) and this machine has no python"
+                f"{sys.version_info.major}.{sys.version_info.minor} of its own: install the venv "
+                "from a Python outside a closed home"
+            )
         PYTHON[0] = python
         exchange = base / "exchange"
         prepare.make_exchange(exchange)
         course = course_fixture.make_course(base / "course", course_fixture.GRADER_COURSE)
-        env = {**os.environ, "BERTLAB_EXCHANGE": str(exchange), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+        env = {
+            **os.environ,
+            "BERTLAB_EXCHANGE": str(exchange),
+            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+        }
 
         def grader(*args):
-            proc = subprocess.run([sys.executable, "-m", "bertlab_grader", *args], cwd=course, env=env,
-                                  capture_output=True, text=True)
+            proc = subprocess.run(
+                [sys.executable, "-m", "bertlab_grader", *args],
+                cwd=course,
+                env=env,
+                capture_output=True,
+                text=True,
+            )
             assert proc.returncode == 0, f"grader {' '.join(args)}:\n{proc.stdout}\n{proc.stderr}"
             return proc.stdout
 
         grader("release", ASSIGNMENT)
         prepare.close_private_folders(course, roster)
         grader("publish", ASSIGNMENT)
-        student_env = {"JUPYTER_CONFIG_PATH": str(HUB / "student"), "BERTLAB_EXCHANGE": str(exchange),
-                       "BERTLAB_COURSE_ID": "grader-fixture"}
+        student_env = {
+            "JUPYTER_CONFIG_PATH": str(HUB / "student"),
+            "BERTLAB_EXCHANGE": str(exchange),
+            "BERTLAB_COURSE_ID": "grader-fixture",
+        }
         for student in students:
-            as_user(student, PYTHON[0], "-m", "nbgrader", "fetch_assignment", ASSIGNMENT, env=student_env)
+            as_user(
+                student,
+                PYTHON[0],
+                "-m",
+                "nbgrader",
+                "fetch_assignment",
+                ASSIGNMENT,
+                env=student_env,
+            )
             as_user(student, PYTHON[0], "-m", "nbgrader", "submit", ASSIGNMENT, env=student_env)
         collected = grader("collect", ASSIGNMENT, "exchange")
-        subprocess.run([sys.executable, "-m", "bertlab_grader", "autograde", ASSIGNMENT], cwd=course, env=env,
-                       capture_output=True, text=True)  # both stubs: exit 1 is fine, the scores are checked later
+        subprocess.run(
+            [sys.executable, "-m", "bertlab_grader", "autograde", ASSIGNMENT],
+            cwd=course,
+            env=env,
+            capture_output=True,
+            text=True,
+        )  # both stubs: exit 1 is fine, the scores are checked later
         released = grader("feedback", ASSIGNMENT)
         for student in students:
-            as_user(student, PYTHON[0], "-m", "nbgrader", "fetch_feedback", ASSIGNMENT, env=student_env)
-        yield {"students": students, "exchange": exchange / "grader-fixture", "course": course,
-               "collected": collected, "released": released}
+            as_user(
+                student, PYTHON[0], "-m", "nbgrader", "fetch_feedback", ASSIGNMENT, env=student_env
+            )
+        yield {
+            "students": students,
+            "exchange": exchange / "grader-fixture",
+            "course": course,
+            "collected": collected,
+            "released": released,
+        }
     finally:
         for name in made:
             subprocess.run(["userdel", "--remove", name], capture_output=True)
@@ -136,17 +195,26 @@ def classroom():
 
 def test_the_grader_collects_and_releases_through_the_exchange(classroom):
     s1, s2 = classroom["students"]
-    assert f"collected 2 new submission(s) of {ASSIGNMENT} from the exchange" in classroom["collected"]
-    assert f"feedback released to the exchange (each student's Assignments tab): {s1}, {s2}" in classroom["released"]
+    assert (
+        f"collected 2 new submission(s) of {ASSIGNMENT} from the exchange" in classroom["collected"]
+    )
+    assert (
+        f"feedback released to the exchange (each student's Assignments tab): {s1}, {s2}"
+        in classroom["released"]
+    )
     for student in classroom["students"]:
-        assert (classroom["course"] / "autograder/submitted" / student / ASSIGNMENT / "timestamp.txt").is_file()
+        assert (
+            classroom["course"] / "autograder/submitted" / student / ASSIGNMENT / "timestamp.txt"
+        ).is_file()
 
 
 def test_a_student_reads_the_release_and_their_own_feedback(classroom):
     exchange = classroom["exchange"]
     for student in classroom["students"]:
         as_user(student, "cat", str(exchange / "outbound" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"))
-        feedback = as_user(student, "find", f"{ASSIGNMENT}/feedback", "-name", "*.html").stdout.splitlines()
+        feedback = as_user(
+            student, "find", f"{ASSIGNMENT}/feedback", "-name", "*.html"
+        ).stdout.splitlines()
         assert len(feedback) == 1, f"{student} fetched {feedback}"
 
 
@@ -163,9 +231,21 @@ def test_a_student_reaches_nothing_of_another_student_nor_the_course(classroom):
     }
     for what, cmd in refused.items():
         proc = as_user(s2, *cmd, check=False)
-        assert proc.returncode != 0 and "Permission denied" in proc.stderr, f"{s2} could {what}: {proc.stdout}"
+        assert proc.returncode != 0 and "Permission denied" in proc.stderr, (
+            f"{s2} could {what}: {proc.stdout}"
+        )
     # nbgrader's own listing shows a student their own submission and feedback only
-    listed = as_user(s2, PYTHON[0], "-m", "nbgrader", "list", "--cached", env={
-        "JUPYTER_CONFIG_PATH": str(HUB / "student"), "BERTLAB_EXCHANGE": str(exchange.parent),
-        "BERTLAB_COURSE_ID": "grader-fixture"})
+    listed = as_user(
+        s2,
+        PYTHON[0],
+        "-m",
+        "nbgrader",
+        "list",
+        "--cached",
+        env={
+            "JUPYTER_CONFIG_PATH": str(HUB / "student"),
+            "BERTLAB_EXCHANGE": str(exchange.parent),
+            "BERTLAB_COURSE_ID": "grader-fixture",
+        },
+    )
     assert s1 not in listed.stdout + listed.stderr

@@ -23,7 +23,10 @@ def test_a_python_in_a_closed_folder_is_named():
         for folder in (base, base / "home", closed / "venv", closed / "venv" / "bin"):
             os.chmod(folder, 0o755)
         os.chmod(closed, 0o700)
-        assert prepare.why_students_cannot_run(str(python)) == f"{closed} is closed to other users (mode 700)"
+        assert (
+            prepare.why_students_cannot_run(str(python))
+            == f"{closed} is closed to other users (mode 700)"
+        )
         os.chmod(closed, 0o755)
         assert prepare.why_students_cannot_run(str(python)) is None
     finally:

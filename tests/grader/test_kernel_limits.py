@@ -10,9 +10,15 @@ from bertlab_grader import kernel_limits
 from bertlab_grader.kernel_limits import KernelWatch
 
 
-def run_watched(code: str, memory_mb: int = 0, processes: int = 0, seconds: float = 20, threads: int = 0):
-    child = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)  # as jupyter_client starts kernels
-    watch = KernelWatch(child.pid, memory_mb * 2**20, processes, period=0.05, threads=threads).start()
+def run_watched(
+    code: str, memory_mb: int = 0, processes: int = 0, seconds: float = 20, threads: int = 0
+):
+    child = subprocess.Popen(
+        [sys.executable, "-c", code], start_new_session=True
+    )  # as jupyter_client starts kernels
+    watch = KernelWatch(
+        child.pid, memory_mb * 2**20, processes, period=0.05, threads=threads
+    ).start()
     try:
         child.wait(timeout=seconds)
     finally:
@@ -22,28 +28,40 @@ def run_watched(code: str, memory_mb: int = 0, processes: int = 0, seconds: floa
 
 
 def test_a_memory_bomb_is_killed_at_the_cap():
-    code, why = run_watched("import time; x = bytearray(600 * 2**20); time.sleep(30)", memory_mb=200)
+    code, why = run_watched(
+        "import time; x = bytearray(600 * 2**20); time.sleep(30)", memory_mb=200
+    )
     assert code == -9 and "more than the cap of 200 MB" in why
 
 
 def test_a_process_bomb_is_killed_at_the_cap():
-    code, why = run_watched("import subprocess, time\n"
-                            "ps = [subprocess.Popen(['sleep', '30']) for _ in range(12)]\ntime.sleep(30)", processes=6)
+    code, why = run_watched(
+        "import subprocess, time\n"
+        "ps = [subprocess.Popen(['sleep', '30']) for _ in range(12)]\ntime.sleep(30)",
+        processes=6,
+    )
     assert code == -9 and "more than the cap of 6" in why
     time.sleep(0.2)
-    leftovers = subprocess.run(["pgrep", "-f", "^sleep 30$"], capture_output=True, text=True).stdout.split()
+    leftovers = subprocess.run(
+        ["pgrep", "-f", "^sleep 30$"], capture_output=True, text=True
+    ).stdout.split()
     assert not leftovers, "every process of the tree is killed"
 
 
 def test_a_thread_bomb_is_killed_at_the_cap():
-    code, why = run_watched("import threading, time\n"
-                            "for _ in range(40): threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n"
-                            "time.sleep(30)", threads=20)
+    code, why = run_watched(
+        "import threading, time\n"
+        "for _ in range(40): threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n"
+        "time.sleep(30)",
+        threads=20,
+    )
     assert code == -9 and "threads, more than the cap of 20" in why
 
 
 def test_kill_stops_the_tree_and_keeps_the_first_reason():
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], start_new_session=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(30)"], start_new_session=True
+    )
     watch = KernelWatch(child.pid, 0, 0)
     watch.kill("the notebook ran past its wall clock")
     watch.kill("something later")
@@ -51,7 +69,9 @@ def test_kill_stops_the_tree_and_keeps_the_first_reason():
 
 
 def test_an_honest_process_under_the_caps_is_left_alone():
-    code, why = run_watched("import time; x = bytearray(20 * 2**20); time.sleep(0.5)", memory_mb=500, processes=4)
+    code, why = run_watched(
+        "import time; x = bytearray(20 * 2**20); time.sleep(0.5)", memory_mb=500, processes=4
+    )
     assert code == 0 and why is None
 
 

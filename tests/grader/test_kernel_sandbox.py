@@ -23,8 +23,11 @@ async def run(kc, code: str) -> str:
             texts.append(msg["content"]["text"])
         elif msg["msg_type"] == "error":
             texts.append(msg["content"]["ename"])
-        elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle" \
-                and msg["parent_header"].get("msg_id") == msg_id:
+        elif (
+            msg["msg_type"] == "status"
+            and msg["content"]["execution_state"] == "idle"
+            and msg["parent_header"].get("msg_id") == msg_id
+        ):
             return "".join(texts).strip()
 
 
@@ -37,16 +40,27 @@ def needs_bwrap():
 
 
 def test_command_is_an_allow_list(tmp_path):
-    cmd = bwrap.sandbox_command(["python", "-m", "ipykernel_launcher"], writable=tmp_path / "a/b",
-                                readable=[tmp_path / "pkg"], bwrap="bwrap", environment={"PATH": "/usr/bin"},
-                                work_bytes=2**20)
+    cmd = bwrap.sandbox_command(
+        ["python", "-m", "ipykernel_launcher"],
+        writable=tmp_path / "a/b",
+        readable=[tmp_path / "pkg"],
+        bwrap="bwrap",
+        environment={"PATH": "/usr/bin"},
+        work_bytes=2**20,
+    )
     assert cmd[4] == "bwrap" and cmd[-3:] == ["python", "-m", "ipykernel_launcher"]
     text = " ".join(cmd)
     assert "--ro-bind / /" not in text, "the root is empty: only what is named is bound"
-    assert "--ro-bind /usr /usr" in text and f"--ro-bind {tmp_path / 'pkg'} {tmp_path / 'pkg'}" in text
+    assert (
+        "--ro-bind /usr /usr" in text and f"--ro-bind {tmp_path / 'pkg'} {tmp_path / 'pkg'}" in text
+    )
     # the submission's folder: a size-capped tmpfs with a copy of it, after the read-only binds
-    assert text.index(f"--ro-bind {tmp_path / 'pkg'}") < text.index(f"--ro-bind {tmp_path / 'a/b'} {bwrap.ORIGINAL}") \
-        < text.index(f"--size {2**20} --tmpfs {tmp_path / 'a/b'}") < text.index("--remount-ro /")
+    assert (
+        text.index(f"--ro-bind {tmp_path / 'pkg'}")
+        < text.index(f"--ro-bind {tmp_path / 'a/b'} {bwrap.ORIGINAL}")
+        < text.index(f"--size {2**20} --tmpfs {tmp_path / 'a/b'}")
+        < text.index("--remount-ro /")
+    )
     assert "--tmpfs /tmp" in text and "--unshare-net" in text and "--clearenv" in text
     assert "--cap-drop ALL" in text  # a grader run as root would hand its kernels CAP_SYS_ADMIN
 
@@ -55,17 +69,32 @@ def test_a_sandboxed_process_has_no_capabilities(tmp_path):
     """Not even when the grader runs as root (CI does): with CAP_SYS_ADMIN a kernel could remount
     the read-only course read-write."""
     needs_bwrap()
-    cmd = bwrap.sandbox_command(["grep", "CapEff", "/proc/self/status"], writable=tmp_path,
-                                readable=allowed.readable_paths(), bwrap=bwrap.bwrap_path())
+    cmd = bwrap.sandbox_command(
+        ["grep", "CapEff", "/proc/self/status"],
+        writable=tmp_path,
+        readable=allowed.readable_paths(),
+        bwrap=bwrap.bwrap_path(),
+    )
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
     assert done.stdout.split() == ["CapEff:", "0000000000000000"], done
 
 
 def test_a_kernel_keeps_only_the_variables_it_is_allowed():
-    environ = {"PATH": "/usr/bin", "HF_HUB_OFFLINE": "1", "LC_ALL": "C", "BERTLAB_MODEL": "x",
-               "BERTLAB_GRADEBOOK_URL": "postgresql://grader:secret@db/course", "VIRTUAL_ENV": "/home/me/course/.venv",
-               "PWD": "/home/me/course", "AWS_SECRET_ACCESS_KEY": "k"}
-    assert allowed.kept_environment(environ) == {"PATH": "/usr/bin", "HF_HUB_OFFLINE": "1", "LC_ALL": "C"}
+    environ = {
+        "PATH": "/usr/bin",
+        "HF_HUB_OFFLINE": "1",
+        "LC_ALL": "C",
+        "BERTLAB_MODEL": "x",
+        "BERTLAB_GRADEBOOK_URL": "postgresql://grader:secret@db/course",
+        "VIRTUAL_ENV": "/home/me/course/.venv",
+        "PWD": "/home/me/course",
+        "AWS_SECRET_ACCESS_KEY": "k",
+    }
+    assert allowed.kept_environment(environ) == {
+        "PATH": "/usr/bin",
+        "HF_HUB_OFFLINE": "1",
+        "LC_ALL": "C",
+    }
     assert "BERTLAB_MODEL" in allowed.kept_environment(environ, ["BERTLAB_MODEL"])
 
 
@@ -94,11 +123,16 @@ def test_a_bwrap_that_cannot_sandbox_is_reported(monkeypatch):
     km._launch_args = {}
     for mode in ("on", "require"):  # no kernel runs unsandboxed unless the instructor says so
         monkeypatch.setenv(bwrap.ENV_VAR, mode)
-        with pytest.raises(bwrap.SandboxUnavailable, match=f"mode is {mode}, but bwrap cannot create a sandbox.*"
-                           "Install bubblewrap.*mode = \"off\""):
+        with pytest.raises(
+            bwrap.SandboxUnavailable,
+            match=f"mode is {mode}, but bwrap cannot create a sandbox.*"
+            'Install bubblewrap.*mode = "off"',
+        ):
             km.format_kernel_cmd()
     monkeypatch.setenv(bwrap.ENV_VAR, "off")
-    assert km.format_kernel_cmd()[0] == sys.executable and "bwrap" not in " ".join(km.format_kernel_cmd())
+    assert km.format_kernel_cmd()[0] == sys.executable and "bwrap" not in " ".join(
+        km.format_kernel_cmd()
+    )
 
 
 def test_sandboxed_process_sees_its_own_folder_and_nothing_of_the_course(course):
@@ -123,21 +157,33 @@ def attempt(path):  # opening for append writes nothing, but needs a writable fi
         return "refused"
 with open("here.txt", "w") as f:
     f.write("x")
-print(attempt({str(allowed.PACKAGE / '__init__.py')!r}), attempt("/tmp/scratch"), attempt("/new"))
-print([os.path.exists(p) for p in ({str(course / 'solutions')!r}, {str(course / 'autograder' / 'gradebook.db')!r},
-       {str(course / 'notes.txt')!r}, {str(course / 'autograder' / 'autograded' / 'bob')!r}, {str(Path.home())!r} + "/.bashrc")])
+print(attempt({str(allowed.PACKAGE / "__init__.py")!r}), attempt("/tmp/scratch"), attempt("/new"))
+print([os.path.exists(p) for p in ({str(course / "solutions")!r}, {str(course / "autograder" / "gradebook.db")!r},
+       {str(course / "notes.txt")!r}, {str(course / "autograder" / "autograded" / "bob")!r}, {str(Path.home())!r} + "/.bashrc")])
 print(sorted(os.listdir(".")), sorted(os.listdir({str(course)!r})))
 try:
     open("big", "wb").write(b"x" * 3 * 2**20)
 except OSError as exc:
     print(type(exc).__name__, exc.errno)
 """
-    cmd = bwrap.sandbox_command([sys.executable, "-c", script], writable=own, readable=allowed.readable_paths(),
-                                bwrap=bwrap.bwrap_path(), work_bytes=2 * 2**20, file_bytes=2**30)
+    cmd = bwrap.sandbox_command(
+        [sys.executable, "-c", script],
+        writable=own,
+        readable=allowed.readable_paths(),
+        bwrap=bwrap.bwrap_path(),
+        work_bytes=2 * 2**20,
+        file_bytes=2**30,
+    )
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.split("\n")
-    assert out[0] == "refused opened refused", out  # all read-only but /tmp (private) and its own folder
-    assert out[1] == "[False, False, False, False, False]", out  # out of sight, by absolute path too
-    assert out[2] == "['alice.txt', 'here.txt'] ['autograder']", out  # its copy; of the course, the path to it only
+    assert out[0] == "refused opened refused", (
+        out
+    )  # all read-only but /tmp (private) and its own folder
+    assert out[1] == "[False, False, False, False, False]", (
+        out
+    )  # out of sight, by absolute path too
+    assert out[2] == "['alice.txt', 'here.txt'] ['autograder']", (
+        out
+    )  # its copy; of the course, the path to it only
     assert out[3] == "OSError 28", out  # its folder is a 2 MB tmpfs: no space left
     assert sorted(p.name for p in own.iterdir()) == ["alice.txt"], "what it wrote was thrown away"
     assert (course / "autograder" / "gradebook.db").read_text() == "grades"
@@ -146,9 +192,16 @@ except OSError as exc:
 def test_no_file_grows_past_the_file_cap(tmp_path):
     needs_bwrap()
     script = "try:\n    open('/tmp/big', 'wb').write(b'x' * 3 * 2**20)\nexcept OSError as exc:\n    print(exc.errno)"
-    cmd = bwrap.sandbox_command([sys.executable, "-c", script], writable=tmp_path, readable=allowed.readable_paths(),
-                                bwrap=bwrap.bwrap_path(), file_bytes=2**20)
-    assert subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip() == "27"  # EFBIG
+    cmd = bwrap.sandbox_command(
+        [sys.executable, "-c", script],
+        writable=tmp_path,
+        readable=allowed.readable_paths(),
+        bwrap=bwrap.bwrap_path(),
+        file_bytes=2**20,
+    )
+    assert (
+        subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip() == "27"
+    )  # EFBIG
 
 
 def test_a_sandboxed_kernel_runs_is_interrupted_and_cannot_signal_the_grader(tmp_path):
@@ -172,10 +225,16 @@ def test_a_sandboxed_kernel_runs_is_interrupted_and_cannot_signal_the_grader(tmp
         kc.start_channels()
         try:
             await kc.wait_for_ready(timeout=120)
-            seen = await run(kc, f"import os\ntry:\n    os.kill({os.getpid()}, 0)\n    print('seen')\n"
-                                 "except ProcessLookupError:\n    print('hidden')")
-            network = await run(kc, f"import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), "
-                                    "timeout=5)\n    print('reached')\nexcept OSError:\n    print('no network')")
+            seen = await run(
+                kc,
+                f"import os\ntry:\n    os.kill({os.getpid()}, 0)\n    print('seen')\n"
+                "except ProcessLookupError:\n    print('hidden')",
+            )
+            network = await run(
+                kc,
+                f"import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), "
+                "timeout=5)\n    print('reached')\nexcept OSError:\n    print('no network')",
+            )
             sockets = sorted(p.name for p in km._socket_dir.iterdir() if p.is_socket())
             loop = asyncio.ensure_future(run(kc, "while True: pass"))
             await asyncio.sleep(2)
@@ -189,8 +248,15 @@ def test_a_sandboxed_kernel_runs_is_interrupted_and_cannot_signal_the_grader(tmp
 
     seen, network, transport, sockets, interrupted, alive = asyncio.run(session())
     server.close()
-    assert (seen, network, interrupted, alive) == ("hidden", "no network", "KeyboardInterrupt", "42")
-    assert transport == "ipc" and len(sockets) == 5 and all(name.startswith("k-") for name in sockets), sockets
+    assert (seen, network, interrupted, alive) == (
+        "hidden",
+        "no network",
+        "KeyboardInterrupt",
+        "42",
+    )
+    assert (
+        transport == "ipc" and len(sockets) == 5 and all(name.startswith("k-") for name in sockets)
+    ), sockets
 
 
 def test_editable_packages_are_bound_but_not_their_checkout():
@@ -200,8 +266,12 @@ def test_editable_packages_are_bound_but_not_their_checkout():
     import bertlab
 
     readable = allowed.readable_paths()
-    assert Path(bertlab.__file__).resolve().parent in readable  # the course, installed editable here
-    assert not any(p in readable for p in Path(sys.prefix).resolve().parents), "never a folder around the venv"
+    assert (
+        Path(bertlab.__file__).resolve().parent in readable
+    )  # the course, installed editable here
+    assert not any(p in readable for p in Path(sys.prefix).resolve().parents), (
+        "never a folder around the venv"
+    )
     assert allowed.PACKAGE in readable and Path(sys.prefix).resolve() in readable
     checkout = Path(__file__).resolve().parents[2]
     assert checkout not in readable and checkout / "solutions" not in readable

@@ -51,8 +51,12 @@ def submissions(course):
     course_fixture.submit(course, ASSIGNMENT, "ada", solution)
     course_fixture.submit(course, ASSIGNMENT, "cy", released)
     killer = nbformat.from_dict(solution)
-    last = max(i for i, c in enumerate(killer.cells) if c.metadata.get("nbgrader", {}).get("grade")
-               and c.metadata["nbgrader"]["grade_id"] == "test_word_lengths_hidden")
+    last = max(
+        i
+        for i, c in enumerate(killer.cells)
+        if c.metadata.get("nbgrader", {}).get("grade")
+        and c.metadata["nbgrader"]["grade_id"] == "test_word_lengths_hidden"
+    )
     killer.cells.insert(last + 1, nbformat.v4.new_code_cell("import os; os._exit(1)"))
     course_fixture.submit(course, ASSIGNMENT, "dee", killer)
     course_fixture.submit(course, ASSIGNMENT, "eve", solution).write_text("not a notebook")
@@ -84,8 +88,12 @@ def postgres():
 def cluster():
     from distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as local, \
-            Client(local) as client:
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as local,
+        Client(local) as client,
+    ):
         yield local, client
 
 
@@ -98,7 +106,9 @@ def on_cluster(tmp_path_factory, cluster, postgres):
     remote = make_course(tmp_path_factory.mktemp("remote"))
     with gradebook(url):
         submissions(remote)
-        outcomes = {o.student: o for o in distributed.autograde(remote, ASSIGNMENT, client, progress=False)}
+        outcomes = {
+            o.student: o for o in distributed.autograde(remote, ASSIGNMENT, client, progress=False)
+        }
     return remote, url, outcomes
 
 
@@ -117,7 +127,10 @@ def test_each_submission_scores_what_its_content_deserves(graded):
 
 def scores(course, url, student):
     with gradebook(url):
-        return {k: (c.score, c.max_score) for k, c in course_fixture.scores(course, ASSIGNMENT, student).items()}
+        return {
+            k: (c.score, c.max_score)
+            for k, c in course_fixture.scores(course, ASSIGNMENT, student).items()
+        }
 
 
 def test_the_cluster_into_postgresql_grades_as_the_local_grader_into_sqlite(graded, on_cluster):
@@ -139,10 +152,17 @@ def test_the_cluster_into_postgresql_grades_as_the_local_grader_into_sqlite(grad
 def test_unchanged_submissions_are_not_graded_again_unless_forced(graded):
     ours, _ = graded
     before = course_fixture.scores(ours, ASSIGNMENT, "ada")
-    assert parallel.autograde(ours, ASSIGNMENT, workers=2, students=["ada", "cy"], progress=False) == []
-    again = parallel.autograde(ours, ASSIGNMENT, workers=1, students=["ada"], force=True, progress=False)
+    assert (
+        parallel.autograde(ours, ASSIGNMENT, workers=2, students=["ada", "cy"], progress=False)
+        == []
+    )
+    again = parallel.autograde(
+        ours, ASSIGNMENT, workers=1, students=["ada"], force=True, progress=False
+    )
     assert [o.student for o in again] == ["ada"] and again[0].success
-    assert course_fixture.scores(ours, ASSIGNMENT, "ada") == before, "the same submission, the same grades"
+    assert course_fixture.scores(ours, ASSIGNMENT, "ada") == before, (
+        "the same submission, the same grades"
+    )
 
 
 def test_a_manual_score_survives_a_regrade(graded):
@@ -150,12 +170,22 @@ def test_a_manual_score_survives_a_regrade(graded):
 
     ours, _ = graded
     with Gradebook(parallel.db_url(ours)) as gradebook:
-        grade = gradebook.find_grade("test_word_lengths_hidden", course_fixture.notebook_name(ASSIGNMENT, ours), ASSIGNMENT, "cy")
+        grade = gradebook.find_grade(
+            "test_word_lengths_hidden",
+            course_fixture.notebook_name(ASSIGNMENT, ours),
+            ASSIGNMENT,
+            "cy",
+        )
         grade.manual_score = 1.0
         gradebook.db.commit()
     parallel.autograde(ours, ASSIGNMENT, workers=1, students=["cy"], force=True, progress=False)
     with Gradebook(parallel.db_url(ours)) as gradebook:
-        grade = gradebook.find_grade("test_word_lengths_hidden", course_fixture.notebook_name(ASSIGNMENT, ours), ASSIGNMENT, "cy")
+        grade = gradebook.find_grade(
+            "test_word_lengths_hidden",
+            course_fixture.notebook_name(ASSIGNMENT, ours),
+            ASSIGNMENT,
+            "cy",
+        )
         assert grade.manual_score == 1.0 and grade.auto_score == 0
 
 
@@ -193,20 +223,28 @@ def test_release_then_collect_a_canvas_zip_and_a_folder(tmp_path, capsys):
     assert cli.main(["collect", ASSIGNMENT, str(archive), "--course", str(course)]) == 0
     assert "lovelaceada, turingalan" in capsys.readouterr().out
     for student in ("lovelaceada", "turingalan"):
-        assert (course / "autograder" / "submitted" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").is_file()
+        assert (
+            course / "autograder" / "submitted" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        ).is_file()
 
     folder = tmp_path / "by-hand"
     (folder / "hopper").mkdir(parents=True)
     (folder / "hopper" / f"{ASSIGNMENT}.ipynb").write_text(notebook)
     assert cli.main(["collect", ASSIGNMENT, str(folder), "--course", str(course)]) == 0
-    assert (course / "autograder" / "submitted" / "hopper" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").is_file()
+    assert (
+        course / "autograder" / "submitted" / "hopper" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    ).is_file()
 
     (tmp_path / "notes.txt").write_text("hello")
-    assert cli.main(["collect", ASSIGNMENT, str(tmp_path / "notes.txt"), "--course", str(course)]) == 2
+    assert (
+        cli.main(["collect", ASSIGNMENT, str(tmp_path / "notes.txt"), "--course", str(course)]) == 2
+    )
     assert "not a zip file" in capsys.readouterr().err
     with zipfile.ZipFile(tmp_path / "odd.zip", "w") as z:
         z.writestr(f"{ASSIGNMENT}.ipynb", notebook)
-    assert cli.main(["collect", ASSIGNMENT, str(tmp_path / "odd.zip"), "--course", str(course)]) == 2
+    assert (
+        cli.main(["collect", ASSIGNMENT, str(tmp_path / "odd.zip"), "--course", str(course)]) == 2
+    )
     assert "--regexp" in capsys.readouterr().err
 
 
@@ -219,7 +257,9 @@ def test_export_quotes_names_and_has_a_column_per_question(graded):
 
     ours, _ = graded
     with Gradebook(parallel.db_url(ours)) as gradebook:
-        gradebook.update_or_create_student("ada", last_name="Lovelace, Countess of", first_name="Ada")
+        gradebook.update_or_create_student(
+            "ada", last_name="Lovelace, Countess of", first_name="Ada"
+        )
     paths = export(ours, [ASSIGNMENT])
     with paths[0].open(newline="") as f:
         rows = {r["student"]: r for r in csv.DictReader(f)}
@@ -227,26 +267,38 @@ def test_export_quotes_names_and_has_a_column_per_question(graded):
     cells = course_fixture.scores(ours, ASSIGNMENT, "ada")
     assert all(float(rows["ada"][g]) == s.score for g, s in cells.items())
     for student in ("ada", "cy"):  # cy's one point is the manual score given above
-        assert float(rows[student]["score"]) == sum(s.score for s in course_fixture.scores(ours, ASSIGNMENT, student).values())
+        assert float(rows[student]["score"]) == sum(
+            s.score for s in course_fixture.scores(ours, ASSIGNMENT, student).values()
+        )
     named = {p.name: p for p in paths}
     with named["totals.csv"].open(newline="") as f:
         totals = {r["student"]: r for r in csv.DictReader(f)}
     assert totals["ada"][ASSIGNMENT] == rows["ada"]["score"]
     with named["canvas.csv"].open(newline="") as f:
         canvas = list(csv.DictReader(f))
-    assert canvas[0]["Student"].strip() == "Points Possible" and float(canvas[0][ASSIGNMENT]) == POINTS
-    assert {r["SIS Login ID"]: r["Student"] for r in canvas[1:]}["ada"] == "Lovelace, Countess of, Ada"
+    assert (
+        canvas[0]["Student"].strip() == "Points Possible" and float(canvas[0][ASSIGNMENT]) == POINTS
+    )
+    assert {r["SIS Login ID"]: r["Student"] for r in canvas[1:]}[
+        "ada"
+    ] == "Lovelace, Countess of, Ada"
     with named["moodle.csv"].open(newline="") as f:
-        assert {r["Username"]: r[ASSIGNMENT] for r in csv.DictReader(f)}["ada"] == rows["ada"]["score"]
+        assert {r["Username"]: r[ASSIGNMENT] for r in csv.DictReader(f)}["ada"] == rows["ada"][
+            "score"
+        ]
     with named[f"{ASSIGNMENT}-items.csv"].open(newline="") as f:
         items = {r["grade_id"]: r for r in csv.DictReader(f)}
-    assert set(items) == set(cells) and all(0 <= float(r["share_full_marks"]) <= 1 for r in items.values())
+    assert set(items) == set(cells) and all(
+        0 <= float(r["share_full_marks"]) <= 1 for r in items.values()
+    )
 
 
 def test_feedback_for_one_student_hides_the_hidden_tests(graded):
     ours, _ = graded
     assert cli.main(["feedback", ASSIGNMENT, "--student", "ada", "--course", str(ours)]) == 0
-    html = course_fixture.readable(ours / "autograder" / "feedback" / "ada" / ASSIGNMENT / f"{ASSIGNMENT}.html")
+    html = course_fixture.readable(
+        ours / "autograder" / "feedback" / "ada" / ASSIGNMENT / f"{ASSIGNMENT}.html"
+    )
     hidden = course_fixture.marked_pairs(solution_notebook(), "HIDDEN TESTS")
     assert hidden and not [pair for pair in hidden if pair in html]
     assert not (ours / "autograder" / "feedback" / "cy").exists(), "only the student asked for"
@@ -273,8 +325,13 @@ def test_reruns_on_the_cluster_change_nothing_even_with_a_worker_killed_midway(o
             notebook.cells.insert(2, nbformat.v4.new_code_cell(f"import time\ntime.sleep({PAUSE})"))
             nbformat.write(notebook, path)
         done: dict = {}
-        grader = threading.Thread(target=lambda: done.update(outcomes=distributed.autograde(
-            remote, ASSIGNMENT, client, students=["ada", "dee"], force=True, progress=False)))
+        grader = threading.Thread(
+            target=lambda: done.update(
+                outcomes=distributed.autograde(
+                    remote, ASSIGNMENT, client, students=["ada", "dee"], force=True, progress=False
+                )
+            )
+        )
         grader.start()
         deadline = time.monotonic() + 120
         while not any(client.processing().values()) and time.monotonic() < deadline:
@@ -285,7 +342,9 @@ def test_reruns_on_the_cluster_change_nothing_even_with_a_worker_killed_midway(o
         grader.join(timeout=600)
         assert not grader.is_alive()
         outcomes = done["outcomes"]
-        assert sorted(o.student for o in outcomes) == ["ada", "dee"], "every submission graded exactly once"
+        assert sorted(o.student for o in outcomes) == ["ada", "dee"], (
+            "every submission graded exactly once"
+        )
         assert all(o.success for o in outcomes), [o.error[-300:] for o in outcomes if not o.success]
         with Gradebook(url) as book:
             rows = book.db.query(SubmittedAssignment).count()
@@ -293,7 +352,9 @@ def test_reruns_on_the_cluster_change_nothing_even_with_a_worker_killed_midway(o
     assert rows == 3, "one submission row per graded student, however often graded"
 
 
-def test_a_submission_that_kills_every_cluster_worker_it_lands_on_is_reported_not_retried_for_ever(on_cluster, cluster):
+def test_a_submission_that_kills_every_cluster_worker_it_lands_on_is_reported_not_retried_for_ever(
+    on_cluster, cluster
+):
     """Dask retries a task whose worker died on another worker; once it has killed more than
     ``allowed_failures`` workers the scheduler gives up (``KilledWorker``) and the grader reports
     that student and goes on. A sandboxed submission cannot kill its worker, so the task here
@@ -309,13 +370,25 @@ def test_a_submission_that_kills_every_cluster_worker_it_lands_on_is_reported_no
     try:
         with gradebook(url):
             before = scores(remote, url, "ada")
-            outcomes = distributed.autograde(remote, ASSIGNMENT, client, students=["eve"], force=True,
-                                             progress=False, task=kills_its_worker)
+            outcomes = distributed.autograde(
+                remote,
+                ASSIGNMENT,
+                client,
+                students=["eve"],
+                force=True,
+                progress=False,
+                task=kills_its_worker,
+            )
             after = scores(remote, url, "ada")
     finally:
-        client.run_on_scheduler(lambda dask_scheduler: setattr(dask_scheduler, "allowed_failures", allowed))
+        client.run_on_scheduler(
+            lambda dask_scheduler: setattr(dask_scheduler, "allowed_failures", allowed)
+        )
     assert [(o.student, o.success) for o in outcomes] == [("eve", False)]
-    assert "killed every worker it ran on" in outcomes[0].error and "not retried again" in outcomes[0].error
+    assert (
+        "killed every worker it ran on" in outcomes[0].error
+        and "not retried again" in outcomes[0].error
+    )
     assert after == before, "nobody else's grades move"
     client.wait_for_workers(2, timeout=120)  # the nannies restart the killed workers
 

@@ -17,7 +17,7 @@ from bertlab_grader.warm import zygote as zygote_server
 from test_kernel_sandbox import needs_bwrap, run
 
 # Left behind by the first kernel: a file in /tmp and in /dev/shm, and a detached daemon.
-LEAVE_THINGS = '''
+LEAVE_THINGS = """
 import os, time
 open("/tmp/planted", "w").write("x")
 open("/dev/shm/planted", "w").write("x")
@@ -29,13 +29,13 @@ if middle == 0:
     os._exit(0)
 os.waitpid(middle, 0)
 print(len([p for p in os.listdir("/proc") if p.isdigit()]))
-'''
+"""
 
-LOOK = '''
+LOOK = """
 import os, sys
 print("torch" in sys.modules, open("data.txt").read(), os.path.exists("/tmp/planted"),
       os.path.exists("/dev/shm/planted"), len([p for p in os.listdir("/proc") if p.isdigit()]))
-'''
+"""
 
 
 # Library functions tests compare with: the zygote reads where they are defined before any kernel
@@ -61,8 +61,9 @@ def test_warm_kernels_start_imported_and_leave_nothing_behind(tmp_path, monkeypa
         try:
             await kc.wait_for_ready(timeout=120)
             warm, zygote = km._warm is not None, km._warm
-            assert km.oracle_origins == kernel_origins.oracle_origins(ORACLES, import_missing=True), (
-                "the zygote told the grader other origins than the libraries' own")
+            assert km.oracle_origins == kernel_origins.oracle_origins(
+                ORACLES, import_missing=True
+            ), "the zygote told the grader other origins than the libraries' own"
             out = await run(kc, code)
         finally:
             kc.stop_channels()
@@ -70,11 +71,15 @@ def test_warm_kernels_start_imported_and_leave_nothing_behind(tmp_path, monkeypa
         return warm, zygote, out
 
     warm1, zygote, first = asyncio.run(kernel(1, LEAVE_THINGS + LOOK))
-    assert warm1 and first.splitlines() == ["4", "True data1 True True 4"], first  # init, zygote, kernel, daemon
+    assert warm1 and first.splitlines() == ["4", "True data1 True True 4"], (
+        first
+    )  # init, zygote, kernel, daemon
     assert not zygote.busy and zygote.others() == [], "the first kernel's daemon outlived it"
     warm2, same, second = asyncio.run(kernel(2, LOOK))
     assert warm2 and same is zygote
-    assert second == "True data2 False False 3", f"the second kernel met what the first left: {second}"
+    assert second == "True data2 False False 3", (
+        f"the second kernel met what the first left: {second}"
+    )
 
 
 def test_warm_kernels_can_be_turned_off(tmp_path, monkeypatch):
@@ -94,7 +99,9 @@ def test_warm_kernels_can_be_turned_off(tmp_path, monkeypatch):
 
 
 def test_the_zygote_serves_only_processes_outside_its_sandbox():
-    inside, other = socket.socketpair(socket.AF_UNIX)  # a peer in this PID namespace, as a kernel is
+    inside, other = socket.socketpair(
+        socket.AF_UNIX
+    )  # a peer in this PID namespace, as a kernel is
     with inside, other:
         assert not zygote_server._from_outside(inside)
 
@@ -125,16 +132,25 @@ def test_the_stub_and_the_zygote_import_the_standard_library_only():
     import sys
     from pathlib import Path
 
-    code = ("import sys; import bertlab_grader.warm.stub, bertlab_grader.warm.zygote; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] not in sys.stdlib_module_names))")
-    loaded = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, check=True,
-                            env={"PYTHONPATH": str(Path(__file__).resolve().parents[2])}).stdout
-    assert [m for m in eval(loaded) if m.split(".")[0] != "bertlab_grader" and m != "__main__"] == []
+    code = (
+        "import sys; import bertlab_grader.warm.stub, bertlab_grader.warm.zygote; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] not in sys.stdlib_module_names))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    ).stdout
+    assert [
+        m for m in eval(loaded) if m.split(".")[0] != "bertlab_grader" and m != "__main__"
+    ] == []
 
 
 # A warm kernel can write to its zygote's socket folder, on the grader's disk (no tmpfs): its
 # connection file lies there. Files of 20 MB until the watch stops it.
-FILL_THE_SOCKET_FOLDER = '''
+FILL_THE_SOCKET_FOLDER = """
 import json, os, sys
 from ipykernel.kernelapp import IPKernelApp
 folder = os.path.dirname(IPKernelApp.instance().connection_file)
@@ -143,7 +159,7 @@ for i in range(40):
         f.write(b"x" * 20 * 2**20)
     import time; time.sleep(0.05)
 print("wrote 800 MB")
-'''
+"""
 
 
 def test_a_warm_kernel_that_fills_its_zygotes_folder_is_stopped(tmp_path, monkeypatch):

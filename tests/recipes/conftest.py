@@ -15,8 +15,21 @@ def tiny_corpus(tmp_path_factory):
     folder = tmp_path_factory.mktemp("corpus")
     (folder / "train.txt").write_text("\n".join(sentences(120, 1)) + "\n")  # ~6 KB
     (folder / "heldout.txt").write_text("\n".join(sentences(20, 2)) + "\n")
-    (folder / "manifest.json").write_text(json.dumps({"sources": [
-        {"name": "synthetic", "package": "-", "version": "-", "licence": "test", "train_chars": 6000}]}))
+    (folder / "manifest.json").write_text(
+        json.dumps(
+            {
+                "sources": [
+                    {
+                        "name": "synthetic",
+                        "package": "-",
+                        "version": "-",
+                        "licence": "test",
+                        "train_chars": 6000,
+                    }
+                ]
+            }
+        )
+    )
     return folder
 
 

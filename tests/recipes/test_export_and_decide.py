@@ -21,7 +21,6 @@ def exported(tiny_run, tiny_corpus, tmp_path_factory):
     return out, manifest
 
 
-
 def test_export_is_small_and_complete(exported):
     out, manifest = exported
     assert sum(p.stat().st_size for p in out.iterdir()) < export.MAX_BYTES
@@ -32,9 +31,12 @@ def test_export_is_small_and_complete(exported):
 
     keys = set(safe_open(out / manifest["delta_file"], "pt").keys())
     assert "bert.embeddings.word_embeddings.weight" not in keys
-    assert {"cls.predictions.bias", "cls.predictions.transform.dense.weight",
-            "cls.predictions.transform.LayerNorm.weight", "bert.encoder.layer.5.output.dense.weight"} <= keys
-
+    assert {
+        "cls.predictions.bias",
+        "cls.predictions.transform.dense.weight",
+        "cls.predictions.transform.LayerNorm.weight",
+        "bert.encoder.layer.5.output.dense.weight",
+    } <= keys
 
 
 def test_assembled_folder_round_trip(exported, tiny_run, tmp_path):
@@ -51,14 +53,15 @@ def test_assembled_folder_round_trip(exported, tiny_run, tmp_path):
     assert len(tok) == 30522 and tok.tokenize("unaffable") != ["[UNK]"]
     bert = AutoModel.from_pretrained(folder)
     base = AutoModel.from_pretrained(str(minilm_path()))
-    assert torch.equal(bert.pooler.dense.weight, base.pooler.dense.weight)  # the base's pooler, not random
+    assert torch.equal(
+        bert.pooler.dense.weight, base.pooler.dense.weight
+    )  # the base's pooler, not random
 
     full = (tmp_path / os.path.basename(folder) / "model.safetensors").stat().st_size
     with open(os.path.join(folder, "model.safetensors"), "r+b") as f:
         f.truncate(1000)  # an interrupted copy or a damaged cache: rebuilt, not reused
     assert encoder.checkpoint_path(out, cache_dir=tmp_path) == folder
     assert os.path.getsize(os.path.join(folder, "model.safetensors")) == full
-
 
 
 def test_damaged_file_is_rejected(exported, tmp_path):
@@ -75,7 +78,6 @@ def test_damaged_file_is_rejected(exported, tmp_path):
     assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
 
 
-
 def test_the_shipping_rule_keeps_the_shipped_checkpoint_against_itself():
     from recipes.checkpoint import decide
 
@@ -85,11 +87,12 @@ def test_the_shipping_rule_keeps_the_shipped_checkpoint_against_itself():
     assert decide.main([str(encoder.WEIGHTS_DIR / "evaluation.json")]) == 1  # KEEP
     better = json.loads(json.dumps(shipped))
     better["probes"].update(top1=0.5, top5=0.75)
-    next(p for p in better["probes"]["per_probe"] if p["text"] == decide.FLAGSHIP)["top5"][0] = "paris"
+    next(p for p in better["probes"]["per_probe"] if p["text"] == decide.FLAGSHIP)["top5"][0] = (
+        "paris"
+    )
     v4 = next(h for h in better["heldout_sets"] if h["mix"] == "v4")
     v4.update(accuracy=0.51, copy_rate=v4["copy_rate"] / 2)
     assert all(holds for *_, holds in decide.criteria(better, shipped, delta_bytes=22_000_000))
-
 
 
 def test_deciding_a_run_says_what_is_missing(tmp_path, capsys):
@@ -103,7 +106,6 @@ def test_deciding_a_run_says_what_is_missing(tmp_path, capsys):
     (tmp_path / "checkpoint.pt").write_bytes(b"")
     with pytest.raises(SystemExit, match="heldout.txt not found; build it with"):
         decide.main(["--run", str(tmp_path), "--corpus", str(tmp_path / "corpus")])
-
 
 
 def test_measure_load_reports_a_forward_pass_and_its_peak():

@@ -15,7 +15,9 @@ from recipes.checkpoint import data as mlm_data, export, model as mlm_model, tra
 
 from tiny_runs import TINY_ARGS, sentences
 
-shipped = pytest.mark.skipif(not encoder.is_shipped(), reason="the course checkpoint is not in the package")
+shipped = pytest.mark.skipif(
+    not encoder.is_shipped(), reason="the course checkpoint is not in the package"
+)
 
 
 def test_train_three_steps_then_resume(tiny_run, tiny_corpus):
@@ -28,19 +30,24 @@ def test_train_three_steps_then_resume(tiny_run, tiny_corpus):
     base = Path(minilm_path())
     from safetensors.torch import load_file
 
-    assert torch.equal(words, load_file(base / "model.safetensors")["embeddings.word_embeddings.weight"])
+    assert torch.equal(
+        words, load_file(base / "model.safetensors")["embeddings.word_embeddings.weight"]
+    )
 
     resumed = tiny_run.parent / (tiny_run.name + "-resumed")
     resumed.mkdir()
     for f in tiny_run.iterdir():
         (resumed / f.name).write_bytes(f.read_bytes())
-    train.main(["--corpus", str(tiny_corpus), "--out", str(resumed), "--max-steps", "5", *TINY_ARGS])
+    train.main(
+        ["--corpus", str(tiny_corpus), "--out", str(resumed), "--max-steps", "5", *TINY_ARGS]
+    )
     ck2 = torch.load(resumed / "checkpoint.pt", weights_only=False)
     assert ck2["state"]["step"] == 5  # the step counter continued from 3
     assert ck2["state"]["index"] == 5 * 4
-    steps = [json.loads(line)["step"] for line in (resumed / "curve.jsonl").read_text().splitlines()]
+    steps = [
+        json.loads(line)["step"] for line in (resumed / "curve.jsonl").read_text().splitlines()
+    ]
     assert steps == [0, 2, 3, 4, 5]
-
 
 
 def test_second_stage_on_another_corpus(tiny_run, tiny_corpus, tmp_path):
@@ -49,8 +56,22 @@ def test_second_stage_on_another_corpus(tiny_run, tiny_corpus, tmp_path):
     other.mkdir()
     (other / "train.txt").write_text("\n".join(sentences(150, 3)) + "\n")
     (other / "heldout.txt").write_text("\n".join(sentences(20, 4)) + "\n")
-    (other / "manifest.json").write_text(json.dumps({"mix": "v2", "sources": [
-        {"name": "synthetic-2", "package": "-", "version": "-", "licence": "test", "train_chars": 7000}]}))
+    (other / "manifest.json").write_text(
+        json.dumps(
+            {
+                "mix": "v2",
+                "sources": [
+                    {
+                        "name": "synthetic-2",
+                        "package": "-",
+                        "version": "-",
+                        "licence": "test",
+                        "train_chars": 7000,
+                    }
+                ],
+            }
+        )
+    )
     run = tmp_path / "run"
     run.mkdir()
     for f in tiny_run.iterdir():
@@ -60,12 +81,20 @@ def test_second_stage_on_another_corpus(tiny_run, tiny_corpus, tmp_path):
     train.main(["--corpus", str(tiny_corpus), "--out", str(run), "--max-steps", "3", *TINY_ARGS])
     curve = [json.loads(line) for line in (run / "curve.jsonl").read_text().splitlines()]
     assert [(r["step"], r["corpus"]) for r in curve] == [
-        (0, mlm_data.corpus_id(tiny_corpus)), (2, mlm_data.corpus_id(tiny_corpus)), (3, mlm_data.corpus_id(tiny_corpus)),
-        (3, mlm_data.corpus_id(other)), (4, mlm_data.corpus_id(other)), (5, mlm_data.corpus_id(other))]
+        (0, mlm_data.corpus_id(tiny_corpus)),
+        (2, mlm_data.corpus_id(tiny_corpus)),
+        (3, mlm_data.corpus_id(tiny_corpus)),
+        (3, mlm_data.corpus_id(other)),
+        (4, mlm_data.corpus_id(other)),
+        (5, mlm_data.corpus_id(other)),
+    ]
     assert len(list(run.glob("data-*.pt"))) == 2  # one tokenized cache per corpus
 
     manifest = export.export(run, tmp_path / "weights", corpora=[tiny_corpus, other])
-    assert [(s["mix"], s["from_step"], s["to_step"]) for s in manifest["stages"]] == [("v1", 0, 3), ("v2", 3, 5)]
+    assert [(s["mix"], s["from_step"], s["to_step"]) for s in manifest["stages"]] == [
+        ("v1", 0, 3),
+        ("v2", 3, 5),
+    ]
     assert [s["name"] for s in manifest["stages"][1]["sources"]] == ["synthetic-2"]
     with pytest.raises(RuntimeError, match="pass its folder with --corpus"):
         export.export(run, tmp_path / "weights-2", corpora=[other])
@@ -75,14 +104,21 @@ def test_second_stage_on_another_corpus(tiny_run, tiny_corpus, tmp_path):
     assert [s["mix"] for s in again["stages"]] == ["v1", "v2"]
 
 
-
 def test_evaluation_keeps_the_models_mode():
     """The held-out score runs without dropout and hands the model back as it found it:
     a probe run after it must not see dropout (that once cost the probes 3 points)."""
     from transformers import BertConfig, BertForMaskedLM
 
-    model = BertForMaskedLM(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                                       intermediate_size=32, max_position_embeddings=16))
+    model = BertForMaskedLM(
+        BertConfig(
+            vocab_size=50,
+            hidden_size=16,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=32,
+            max_position_embeddings=16,
+        )
+    )
     ids = torch.randint(5, 50, (2, 8))
     labels = torch.full_like(ids, -100)
     labels[:, 3] = ids[:, 3]
@@ -90,7 +126,6 @@ def test_evaluation_keeps_the_models_mode():
         model.train(mode)
         mlm_model.evaluate(model, {"input_ids": ids, "labels": labels})
         assert model.training is mode
-
 
 
 def _row(tokenizer, text: str) -> torch.Tensor:
@@ -104,19 +139,29 @@ def test_whole_word_masking_masks_every_piece_of_a_word():
     pieces = tok.convert_ids_to_tokens(rows[0])
     word_of = []  # word number of each position (special tokens: None)
     for p in pieces:
-        word_of.append(None if p in tok.all_special_tokens else
-                       (word_of[-1] if p.startswith("##") else max([w for w in word_of if w is not None], default=-1) + 1))
+        word_of.append(
+            None
+            if p in tok.all_special_tokens
+            else (
+                word_of[-1]
+                if p.startswith("##")
+                else max([w for w in word_of if w is not None], default=-1) + 1
+            )
+        )
     batch = mlm_data.make_collator(tok, seed=0, whole_word=True)(mlm_data.word_examples(rows, tok))
     chosen = batch["labels"] != -100  # [200, L]
     assert chosen.any(dim=1).float().mean() > 0.5
     for row in chosen:
         for w in set(word_of) - {None}:
             span = row[[i for i, x in enumerate(word_of) if x == w]]
-            assert span.all() or not span.any(), f"word {w} of {pieces} partly masked: {row.tolist()}"
-    assert not chosen[:, [i for i, x in enumerate(word_of) if x is None]].any()  # never [CLS] / [SEP]
+            assert span.all() or not span.any(), (
+                f"word {w} of {pieces} partly masked: {row.tolist()}"
+            )
+    assert not chosen[
+        :, [i for i, x in enumerate(word_of) if x is None]
+    ].any()  # never [CLS] / [SEP]
     replaced = batch["input_ids"][chosen] == tok.mask_token_id
     assert 0.7 < replaced.float().mean() < 0.9  # 80-10-10 on the chosen words, as Google's WWM BERT
-
 
 
 def test_cuda_is_refused_clearly_where_there_is_none():
@@ -128,7 +173,6 @@ def test_cuda_is_refused_clearly_where_there_is_none():
     assert isinstance(mlm_model.bf16_is_fast(torch.device("cpu")), bool)
 
 
-
 @shipped
 def test_a_new_stage_starts_from_the_shipped_weights(tiny_corpus, tmp_path):
     """``--init-from``: the step count and curve go on from the shipped run's, and the export
@@ -136,22 +180,35 @@ def test_a_new_stage_starts_from_the_shipped_weights(tiny_corpus, tmp_path):
     manifest = encoder.verify()
     steps = manifest["training"]["steps"]
     run = tmp_path / "run"
-    train.main(["--corpus", str(tiny_corpus), "--out", str(run), "--init-from", str(encoder.WEIGHTS_DIR),
-                "--whole-word", "--max-steps", str(steps + 2), *TINY_ARGS])
+    train.main(
+        [
+            "--corpus",
+            str(tiny_corpus),
+            "--out",
+            str(run),
+            "--init-from",
+            str(encoder.WEIGHTS_DIR),
+            "--whole-word",
+            "--max-steps",
+            str(steps + 2),
+            *TINY_ARGS,
+        ]
+    )
     ck = torch.load(run / "checkpoint.pt", weights_only=False)
     assert ck["state"]["step"] == steps + 2 and ck["state"]["schedule_from_step"] == steps
     curve = [json.loads(line) for line in (run / "curve.jsonl").read_text().splitlines()]
     shipped_rows = (encoder.WEIGHTS_DIR / "curve.jsonl").read_text().splitlines()
     assert [json.loads(line) for line in shipped_rows] == curve[: len(shipped_rows)]
-    assert [r["step"] for r in curve[len(shipped_rows):]] == [steps, steps + 2]
+    assert [r["step"] for r in curve[len(shipped_rows) :]] == [steps, steps + 2]
     out = export.export(run, tmp_path / "weights", corpora=[tiny_corpus])
     assert out["stages"][:-1] == manifest["stages"]
     assert (out["stages"][-1]["from_step"], out["stages"][-1]["to_step"]) == (steps, steps + 2)
     assert "whole_word_mask=True" in out["stages"][-1]["masking"] == out["training"]["masking"]
 
 
-
-def test_the_thread_tuner_probes_less_often_while_probes_lose_and_follows_a_busy_machine(monkeypatch):
+def test_the_thread_tuner_probes_less_often_while_probes_lose_and_follows_a_busy_machine(
+    monkeypatch,
+):
     from recipes.checkpoint.threads import ThreadTuner
 
     monkeypatch.setattr(torch, "set_num_threads", lambda n: None)

@@ -17,8 +17,12 @@ def test_the_licence_at_the_root_is_the_one_the_package_declares():
     assert PROJECT["license"] == "Apache-2.0"
     text = (ROOT / "LICENSE").read_text()
     # The standard text of https://www.apache.org/licenses/LICENSE-2.0.txt, appendix included.
-    for line in ("Apache License", "Version 2.0, January 2004", "END OF TERMS AND CONDITIONS",
-                 "APPENDIX: How to apply the Apache License to your work."):
+    for line in (
+        "Apache License",
+        "Version 2.0, January 2004",
+        "END OF TERMS AND CONDITIONS",
+        "APPENDIX: How to apply the Apache License to your work.",
+    ):
         assert line in text, f"LICENSE is not the full Apache-2.0 text (no {line!r})"
     assert "Apache-2.0 ([LICENSE](LICENSE))" in (ROOT / "README.md").read_text()
 

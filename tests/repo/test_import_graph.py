@@ -95,7 +95,9 @@ def part_of(name: str) -> str | None:
 
 def test_the_parts_exist():
     for part, folder in FOLDERS.items():
-        assert (folder / "__init__.py").is_file(), f"{folder.relative_to(ROOT)}/ is the package {part}"
+        assert (folder / "__init__.py").is_file(), (
+            f"{folder.relative_to(ROOT)}/ is the package {part}"
+        )
 
 
 def test_imports_run_one_way():
@@ -105,7 +107,10 @@ def test_imports_run_one_way():
             theirs = part_of(target)
             if theirs and theirs not in ALLOWED[part_of(name)]:
                 wrong.append(f"{name} imports {target}")
-    assert not wrong, "the course imports neither the grader nor the recipes; the grader imports no course:\n" + "\n".join(sorted(wrong))
+    assert not wrong, (
+        "the course imports neither the grader nor the recipes; the grader imports no course:\n"
+        + "\n".join(sorted(wrong))
+    )
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -160,7 +165,9 @@ def subpackage_graph(edges: dict[str, set[str]]) -> dict[str, set[str]]:
         found.setdefault(mine, set())
         for target in targets & known.keys():
             theirs = package(target)
-            if not (mine + ".").startswith(theirs + ".") and not (theirs + ".").startswith(mine + "."):
+            if not (mine + ".").startswith(theirs + ".") and not (theirs + ".").startswith(
+                mine + "."
+            ):
                 found[mine].add(theirs)
     return found
 
@@ -174,8 +181,12 @@ KNOWN_SUBPACKAGE_LOOPS = [
 
 
 def test_no_two_subpackages_import_each_other():
-    loops = [loop for loop in cycles(subpackage_graph(graph())) if loop not in KNOWN_SUBPACKAGE_LOOPS]
-    assert not loops, f"these subpackages import each other (move the shared code to one side): {loops}"
+    loops = [
+        loop for loop in cycles(subpackage_graph(graph())) if loop not in KNOWN_SUBPACKAGE_LOOPS
+    ]
+    assert not loops, (
+        f"these subpackages import each other (move the shared code to one side): {loops}"
+    )
 
 
 def test_the_cycle_finder_finds_a_lazy_cycle(tmp_path):
@@ -185,7 +196,9 @@ def test_the_cycle_finder_finds_a_lazy_cycle(tmp_path):
 
 def _loaded_after(statement: str) -> set[str]:
     code = f"import sys; {statement}; print(' '.join(sorted(sys.modules)))"
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
     return set(out.stdout.split())
 
 
@@ -207,9 +220,13 @@ def test_the_books_code_is_the_package_reference_and_loads_no_grader_or_recipe()
 
 @pytest.mark.slow
 def test_importing_the_grader_loads_no_course():
-    grader = sorted(n for n in modules() if part_of(n) == "bertlab_grader" and not n.endswith("__main__"))
+    grader = sorted(
+        n for n in modules() if part_of(n) == "bertlab_grader" and not n.endswith("__main__")
+    )
     loaded = _loaded_after("; ".join(f"import {n}" for n in grader))
-    assert not {m for m in loaded if part_of(m) == "bertlab"}, "the grader learns about the course from its configuration"
+    assert not {m for m in loaded if part_of(m) == "bertlab"}, (
+        "the grader learns about the course from its configuration"
+    )
 
 
 #: Lines a module of the three parts may have; a longer one almost always holds two ideas.
@@ -217,5 +234,9 @@ MOST_LINES = 320
 
 
 def test_modules_are_small():
-    long = {name: n for name, path in modules().items() if (n := len(path.read_text().splitlines())) > MOST_LINES}
+    long = {
+        name: n
+        for name, path in modules().items()
+        if (n := len(path.read_text().splitlines())) > MOST_LINES
+    }
     assert not long, f"split these by idea (at most {MOST_LINES} lines each): {long}"

@@ -19,11 +19,26 @@ AUDIENCES = ["course", "book", "grader", "hub", "test"]
 # Pinned for an audience, but not imported by the package: what a student opens the exercises in
 # (JupyterLab, and nbgrader for its Validate button), and the tool that compiles the locks.
 # The class's hub (JupyterHub) is a service the package never imports, and has no extra.
-NOT_IN_PYPROJECT = {"course": {"jupyterlab", "nbgrader"}, "hub": {"jupyterhub"}, "test": {"pip-tools"}}
+NOT_IN_PYPROJECT = {
+    "course": {"jupyterlab", "nbgrader"},
+    "hub": {"jupyterhub"},
+    "test": {"pip-tools"},
+}
 # Neither the grader (its cluster and gradebook server), nor the book toolchain, nor the test tools
 # reach a student. nbgrader does: its Validate button is how a student checks a notebook.
-NOT_FOR_STUDENTS = ["jupyterhub", "distributed", "dask", "psycopg2-binary", "playwright",
-                    "pytest", "pytest-xdist", "jupyter-book", "sphinx", "ruff", "pip-tools"]
+NOT_FOR_STUDENTS = [
+    "jupyterhub",
+    "distributed",
+    "dask",
+    "psycopg2-binary",
+    "playwright",
+    "pytest",
+    "pytest-xdist",
+    "jupyter-book",
+    "sphinx",
+    "ruff",
+    "pip-tools",
+]
 
 
 def pins(path: Path) -> dict[str, Requirement]:
@@ -47,9 +62,14 @@ def declared() -> dict[str, dict[str, Requirement]]:
     """pyproject.toml's floors by audience: course (the dependencies), book, grader, test."""
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     groups = {"course": project["dependencies"], **project["optional-dependencies"]}
-    return {audience: {canonicalize_name(r.name): r for r in map(Requirement, floors)
-                       if canonicalize_name(r.name) != "bertlab"}
-            for audience, floors in groups.items()}
+    return {
+        audience: {
+            canonicalize_name(r.name): r
+            for r in map(Requirement, floors)
+            if canonicalize_name(r.name) != "bertlab"
+        }
+        for audience, floors in groups.items()
+    }
 
 
 def test_every_lock_gives_a_package_the_same_version():
@@ -58,16 +78,21 @@ def test_every_lock_gives_a_package_the_same_version():
         for name, requirement in pins(REPO / "requirements" / f"{audience}.txt").items():
             version = pinned_version(requirement)
             first = seen.setdefault(name, (audience, version))
-            assert first[1] == version, f"{name}: {first[1]} in {first[0]}.txt, {version} in {audience}.txt"
+            assert first[1] == version, (
+                f"{name}: {first[1]} in {first[0]}.txt, {version} in {audience}.txt"
+            )
 
 
 def test_each_lock_holds_its_top_level_pins():
     for audience in AUDIENCES:
         lock = pins(REPO / "requirements" / f"{audience}.txt")
         for name, requirement in pins(REPO / "requirements" / f"{audience}.in").items():
-            assert name in lock, f"{name} is pinned in {audience}.in but missing from {audience}.txt: recompile"
+            assert name in lock, (
+                f"{name} is pinned in {audience}.in but missing from {audience}.txt: recompile"
+            )
             assert pinned_version(lock[name]) == pinned_version(requirement), (
-                f"{name}: {requirement} in {audience}.in, {lock[name]} in {audience}.txt: recompile")
+                f"{name}: {requirement} in {audience}.in, {lock[name]} in {audience}.txt: recompile"
+            )
 
 
 def test_every_top_level_pin_has_a_reason():
@@ -82,10 +107,12 @@ def test_pyproject_declares_what_the_requirements_pin(audience):
     floors = declared().get(audience, {})
     top = pins(REPO / "requirements" / f"{audience}.in")
     assert set(floors) == set(top) - NOT_IN_PYPROJECT.get(audience, set()), (
-        f"pyproject.toml's {audience} and requirements/{audience}.in name different packages")
+        f"pyproject.toml's {audience} and requirements/{audience}.in name different packages"
+    )
     for name, floor in floors.items():
         assert Version(pinned_version(top[name])) in floor.specifier, (
-            f"{name}: the pin in {audience}.in is outside pyproject.toml's {floor}")
+            f"{name}: the pin in {audience}.in is outside pyproject.toml's {floor}"
+        )
 
 
 def test_a_student_installs_neither_the_grader_nor_the_test_tools():
@@ -99,7 +126,9 @@ def test_the_locks_name_no_cuda_build():
     """Compiled against torch's CPU build, the locks say torch==X, which every platform installs."""
     for audience in AUDIENCES:
         lock = pins(REPO / "requirements" / f"{audience}.txt")
-        assert not [name for name in lock if name.startswith("nvidia-") or name == "triton"], audience
+        assert not [name for name in lock if name.startswith("nvidia-") or name == "triton"], (
+            audience
+        )
         assert "+" not in pinned_version(lock["torch"]), audience
 
 

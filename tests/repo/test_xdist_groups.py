@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SUITE = '''
+SUITE = """
 import os, pytest
 
 @pytest.fixture(scope="module", params=["a", "b", "c"])
@@ -23,18 +23,37 @@ def built(request):
 def test_one(built): pass
 def test_two(built): pass
 def test_three(built): pass
-'''
+"""
 
 
 def test_a_module_fixture_is_built_once_per_value_across_two_workers(tmp_path):
     shutil.copy(Path(__file__).parents[1] / "conftest.py", tmp_path / "conftest.py")
     (tmp_path / "test_suite.py").write_text(SUITE)
     setups = tmp_path / "setups.txt"
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2",
-                           "--dist", "loadgroup", "--rootdir", str(tmp_path), str(tmp_path / "test_suite.py")],
-                          cwd=tmp_path, env={**__import__("os").environ, "SETUPS": str(setups)},
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "2",
+            "--dist",
+            "loadgroup",
+            "--rootdir",
+            str(tmp_path),
+            str(tmp_path / "test_suite.py"),
+        ],
+        cwd=tmp_path,
+        env={**__import__("os").environ, "SETUPS": str(setups)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert sorted(setups.read_text().split()) == ["a", "b", "c"], (
         "a module fixture was built on both workers: --dist loadgroup ignores the xdist_group marks "
-        f"(pytest and pytest-xdist versions disagree?): {setups.read_text().split()}")
+        f"(pytest and pytest-xdist versions disagree?): {setups.read_text().split()}"
+    )

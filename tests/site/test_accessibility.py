@@ -60,17 +60,26 @@ def test_no_serious_or_critical_axe_violation(context, base, path):
     assert not stale, f"{path}: axe no longer finds {stale}: remove the entry from KNOWN"
 
 
-@pytest.mark.parametrize(("path", "box"), [("book/04-masked-language-modelling.html", '[data-live="fillmask"]'),
-                                           ("book/06b-masked-diffusion.html", '[data-live="canvas"]')])
+@pytest.mark.parametrize(
+    ("path", "box"),
+    [
+        ("book/04-masked-language-modelling.html", '[data-live="fillmask"]'),
+        ("book/06b-masked-diffusion.html", '[data-live="canvas"]'),
+    ],
+)
 def test_the_try_it_boxes_pass_axe_once_they_have_answered(context, base, path, box):
     page = context.new_page()
     try:
         page.goto(base + path)
-        page.wait_for_function(f"document.querySelector('{box}')?.dataset.state === 'idle'", timeout=30_000)
+        page.wait_for_function(
+            f"document.querySelector('{box}')?.dataset.state === 'idle'", timeout=30_000
+        )
         assert violations(page, box) == {}
         page.click(f"{box} button")
-        page.wait_for_function(f"['done', 'error'].includes(document.querySelector('{box}').dataset.state)",
-                               timeout=120_000)
+        page.wait_for_function(
+            f"['done', 'error'].includes(document.querySelector('{box}').dataset.state)",
+            timeout=120_000,
+        )
         assert page.eval_on_selector(box, "b => b.dataset.state") == "done"
         assert violations(page, box) == {}
     finally:

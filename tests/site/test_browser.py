@@ -37,7 +37,9 @@ pytestmark = pytest.mark.site
 def toc_pages() -> list[str]:
     """The site paths of the pages in _toc.yml, in reading order."""
     toc = yaml.safe_load((REPO / "_toc.yml").read_text())
-    files = [toc["root"]] + [c["file"] for part in toc.get("parts", []) for c in part.get("chapters", [])]
+    files = [toc["root"]] + [
+        c["file"] for part in toc.get("parts", []) for c in part.get("chapters", [])
+    ]
     return [f"{file}.html" for file in files]
 
 
@@ -57,8 +59,11 @@ def context():
 def reports(context, base) -> dict[str, browser.PageReport]:
     """Every built page of the toc, visited once (test_every_toc_page_is_built names the others)."""
     shutil.rmtree(SCREENSHOTS, ignore_errors=True)
-    return {path: browser.visit(context, base, path, screenshots=SCREENSHOTS)
-            for path in toc_pages() if (SITE / path).exists()}
+    return {
+        path: browser.visit(context, base, path, screenshots=SCREENSHOTS)
+        for path in toc_pages()
+        if (SITE / path).exists()
+    }
 
 
 def test_every_toc_page_is_built(reports):
@@ -67,8 +72,12 @@ def test_every_toc_page_is_built(reports):
 
 
 def failures(reports, *kinds: str) -> list[str]:
-    return [f"{path}: [{kind}] {message}" for path, report in reports.items()
-            for kind in kinds for message in report.of(kind)]
+    return [
+        f"{path}: [{kind}] {message}"
+        for path, report in reports.items()
+        for kind in kinds
+        for message in report.of(kind)
+    ]
 
 
 def test_pages_load_cleanly_and_offline(reports):
@@ -86,7 +95,9 @@ def test_figures_are_described_not_named_by_their_file(reports):
 
 
 def test_every_formula_is_typeset_by_the_local_mathjax(reports):
-    assert sum(r.formulas for r in reports.values()) > 0, "no page has mathematics: the check is void"
+    assert sum(r.formulas for r in reports.values()) > 0, (
+        "no page has mathematics: the check is void"
+    )
     assert not failures(reports, "math")
 
 
@@ -106,11 +117,14 @@ def test_screenshots_match_the_content(reports):
     """A full-page screenshot at each width, as high as the page, with ink down to its end."""
     assert not failures(reports, "screenshot")
     for path, report in reports.items():
-        assert len(report.screenshots) == 2 and all(p.stat().st_size for p in report.screenshots), path
+        assert len(report.screenshots) == 2 and all(p.stat().st_size for p in report.screenshots), (
+            path
+        )
 
 
 def distinctive_word(path: str, reports) -> str:
     """A word of this page's prose that no other page's prose uses (or the rarest one)."""
+
     def words(text: str) -> Counter:
         return Counter(re.findall(r"\b[a-z]{7,}\b", text.lower()))
 
@@ -129,10 +143,15 @@ def test_search_finds_each_chapter_by_a_word_in_its_body(context, base, reports)
             word = distinctive_word(path, reports)
             page.goto(f"{base}search.html?q={word}")
             # Sphinx lists hits one by one and writes this summary only after the last one.
-            page.wait_for_function("() => /Search finished|did not match/.test(document.querySelector("
-                                   "'#search-results .search-summary')?.innerText || '')", timeout=15_000)
+            page.wait_for_function(
+                "() => /Search finished|did not match/.test(document.querySelector("
+                "'#search-results .search-summary')?.innerText || '')",
+                timeout=15_000,
+            )
             hits = page.eval_on_selector_all("#search-results a", "els => els.map(a => a.href)")
-            assert any(urlparse(h).path == f"/{path}" for h in hits), f"searching {word!r} did not find {path}: {hits}"
+            assert any(urlparse(h).path == f"/{path}" for h in hits), (
+                f"searching {word!r} did not find {path}: {hits}"
+            )
     finally:
         page.close()
 
@@ -145,8 +164,11 @@ def repository() -> tuple[str, str]:
 
 def graded_cells(notebook: dict) -> list[str]:
     """The nbgrader cell ids of a notebook, in order: what makes it this assignment."""
-    return [cell["metadata"]["nbgrader"]["grade_id"] for cell in notebook["cells"]
-            if "grade_id" in cell.get("metadata", {}).get("nbgrader", {})]
+    return [
+        cell["metadata"]["nbgrader"]["grade_id"]
+        for cell in notebook["cells"]
+        if "grade_id" in cell.get("metadata", {}).get("nbgrader", {})
+    ]
 
 
 def test_exercise_links_point_at_the_chapters_own_notebook(base, reports):
@@ -155,22 +177,31 @@ def test_exercise_links_point_at_the_chapters_own_notebook(base, reports):
     assert pages, "no page has an Exercise section"
     for path, section in pages.items():
         ids = sorted({n for n in section["named"] if re.fullmatch(r"ps\d\d[a-z]?-[a-z0-9-]+", n)})
-        assert len(ids) == 1, f"{path}: the Exercise section should name one assignment, names {ids}"
+        assert len(ids) == 1, (
+            f"{path}: the Exercise section should name one assignment, names {ids}"
+        )
         (assignment,) = ids
         released = REPO / "exercises" / assignment / f"{assignment}.ipynb"
         assert released.exists(), f"{path} names {assignment}, which has no released notebook"
         assert section["downloads"], f"{path}: no download link for {assignment}.ipynb"
         for href in section["downloads"]:
-            assert Path(urlparse(href).path).name == f"{assignment}.ipynb", f"{path}: download {href}"
+            assert Path(urlparse(href).path).name == f"{assignment}.ipynb", (
+                f"{path}: download {href}"
+            )
             with urlopen(href) as response:
                 offered = json.loads(response.read())
             assert graded_cells(offered) == graded_cells(json.loads(released.read_text())), (
-                f"{path}: {href} is not the released {released.name} (other graded cells)")
+                f"{path}: {href} is not the released {released.name} (other graded cells)"
+            )
         assert section["launches"], f"{path}: no launch links (Colab, Binder) for {assignment}"
         notebook = f"exercises/{assignment}/{assignment}.ipynb"
         for label, href in section["launches"]:
-            assert notebook in unquote(href), f"{path}: {label} link {href} does not open {notebook}"
-            assert owner_and_name in unquote(href), f"{path}: {label} link {href} is not {owner_and_name}"
+            assert notebook in unquote(href), (
+                f"{path}: {label} link {href} does not open {notebook}"
+            )
+            assert owner_and_name in unquote(href), (
+                f"{path}: {label} link {href} is not {owner_and_name}"
+            )
 
 
 class _Links(HTMLParser):
@@ -188,9 +219,13 @@ def test_nothing_secret_is_reachable_by_following_links(base, reports):
     secrets = []
     for assignment in course_fixture.assignments():
         solution = course_fixture.solution_notebook(assignment)
-        secrets += course_fixture.marked_pairs(solution, "HIDDEN TESTS") + course_fixture.marked_pairs(solution, "SOLUTION")
+        secrets += course_fixture.marked_pairs(
+            solution, "HIDDEN TESTS"
+        ) + course_fixture.marked_pairs(solution, "SOLUTION")
     assert secrets
-    queue = [urljoin(base, path) for path in reports] + [link for r in reports.values() for link in r.links]
+    queue = [urljoin(base, path) for path in reports] + [
+        link for r in reports.values() for link in r.links
+    ]
     seen, broken, leaks = set(), [], []
     while queue:
         url = urldefrag(queue.pop())[0].split("?")[0]
@@ -205,7 +240,11 @@ def test_nothing_secret_is_reachable_by_following_links(base, reports):
             broken.append(f"{error.code} {url.removeprefix(base)}")
             continue
         text = body.decode("utf-8", errors="replace")
-        if "BEGIN HIDDEN TESTS" in text or "BEGIN SOLUTION" in text or any(s in text for s in secrets):
+        if (
+            "BEGIN HIDDEN TESTS" in text
+            or "BEGIN SOLUTION" in text
+            or any(s in text for s in secrets)
+        ):
             leaks.append(url.removeprefix(base))
         if url.endswith((".html", "/")):
             parser = _Links()
@@ -219,51 +258,110 @@ def test_nothing_secret_is_reachable_by_following_links(base, reports):
 
 # A check that cannot fail proves nothing: break copies of a real page, one way each ----------
 
+
 def _widget_page() -> str:
     """The page with the most to break: linked widgets, a figure, mathematics, code."""
+
     def score(path: str) -> int:
         html = (SITE / path).read_text()
-        return sum(part in html for part in ('"LinkModel"', 'src="../_images/', 'class="math', 'class="highlight'))
-    pages = [path for path in toc_pages() if (SITE / path).exists() and "widget-state+json" in (SITE / path).read_text()]
+        return sum(
+            part in html
+            for part in ('"LinkModel"', 'src="../_images/', 'class="math', 'class="highlight')
+        )
+
+    pages = [
+        path
+        for path in toc_pages()
+        if (SITE / path).exists() and "widget-state+json" in (SITE / path).read_text()
+    ]
     assert pages, "no page with widgets to break"
     return max(pages, key=score)
 
 
 def _unlink_controls(html: str) -> str:
     """The controls stay, but their links to what is shown point at an invisible attribute."""
+
     def edit(match):
         state = json.loads(match.group(2))
         for model in state["state"].values():
             if model["model_name"] in {"LinkModel", "DirectionalLinkModel"}:
                 model["state"]["target"][1] = "tooltip"
         return match.group(1) + json.dumps(state) + match.group(3)
-    return re.sub(r'(<script type="application/vnd.jupyter.widget-state\+json">)(.*?)(</script>)',
-                  edit, html, count=1, flags=re.S)
+
+    return re.sub(
+        r'(<script type="application/vnd.jupyter.widget-state\+json">)(.*?)(</script>)',
+        edit,
+        html,
+        count=1,
+        flags=re.S,
+    )
 
 
 BREAKAGES = {
     # name: (what is done to the page, the kinds of problem it must raise)
-    "missing-image": (lambda h: re.sub(r'(<img alt="[^"]*" src="\.\./_images/)[^"]+(\.png")', r"\1gone\2", h, count=1),
-                      {"images", "requests"}),
-    "cdn-request": (lambda h: h.replace("</head>", '<script src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/'
-                                                   'tex-mml-chtml.js"></script></head>', 1), {"offsite"}),
-    "broken-widget": (lambda h: re.sub(r'("model_id": ")[0-9a-f]+', r"\g<1>" + "0" * 32, h, count=1), {"widgets"}),
+    "missing-image": (
+        lambda h: re.sub(
+            r'(<img alt="[^"]*" src="\.\./_images/)[^"]+(\.png")', r"\1gone\2", h, count=1
+        ),
+        {"images", "requests"},
+    ),
+    "cdn-request": (
+        lambda h: h.replace(
+            "</head>",
+            '<script src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/'
+            'tex-mml-chtml.js"></script></head>',
+            1,
+        ),
+        {"offsite"},
+    ),
+    "broken-widget": (
+        lambda h: re.sub(r'("model_id": ")[0-9a-f]+', r"\g<1>" + "0" * 32, h, count=1),
+        {"widgets"},
+    ),
     "dead-control": (_unlink_controls, {"controls"}),
     # MathJax asked of a CDN, as Sphinx does by default: offline, every formula stays raw TeX
-    "cdn-mathjax": (lambda h: re.sub(r'src="[^"]*mathjax/tex-mml-chtml\.js[^"]*"',
-                                     'src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js"', h),
-                    {"math", "offsite"}),
-    "script-error": (lambda h: h.replace("</body>", "<script>undefinedCourseFunction()</script></body>", 1),
-                     {"console"}),
-    "collapsed": (lambda h: h.replace("</head>", "<style>.bd-article{max-height:120px;overflow:hidden}</style></head>", 1),
-                  {"screenshot"}),
-    "empty": (lambda h: re.sub(r'(<article class="bd-article">).*?(</article>)', r"\1\2", h, count=1, flags=re.S),
-              {"screenshot"}),
-    "inaccessible": (lambda h: re.sub(r"<h2>([^<]*<a class=\"headerlink\".*?)</h2>", r"<h4>\1</h4>",
-                                      re.sub(r'<img alt="[^"]*"( src="\.\./_images/)', r"<img\1", h, count=1), count=1, flags=re.S),
-                     {"alt", "headings"}),
-    "unreadable-code": (lambda h: h.replace("</head>", "<style>.highlight pre, .highlight pre span"
-                                                       "{color:#ddd !important}</style></head>", 1), {"contrast"}),
+    "cdn-mathjax": (
+        lambda h: re.sub(
+            r'src="[^"]*mathjax/tex-mml-chtml\.js[^"]*"',
+            'src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js"',
+            h,
+        ),
+        {"math", "offsite"},
+    ),
+    "script-error": (
+        lambda h: h.replace("</body>", "<script>undefinedCourseFunction()</script></body>", 1),
+        {"console"},
+    ),
+    "collapsed": (
+        lambda h: h.replace(
+            "</head>", "<style>.bd-article{max-height:120px;overflow:hidden}</style></head>", 1
+        ),
+        {"screenshot"},
+    ),
+    "empty": (
+        lambda h: re.sub(
+            r'(<article class="bd-article">).*?(</article>)', r"\1\2", h, count=1, flags=re.S
+        ),
+        {"screenshot"},
+    ),
+    "inaccessible": (
+        lambda h: re.sub(
+            r"<h2>([^<]*<a class=\"headerlink\".*?)</h2>",
+            r"<h4>\1</h4>",
+            re.sub(r'<img alt="[^"]*"( src="\.\./_images/)', r"<img\1", h, count=1),
+            count=1,
+            flags=re.S,
+        ),
+        {"alt", "headings"},
+    ),
+    "unreadable-code": (
+        lambda h: h.replace(
+            "</head>",
+            "<style>.highlight pre, .highlight pre span{color:#ddd !important}</style></head>",
+            1,
+        ),
+        {"contrast"},
+    ),
 }
 
 
@@ -295,7 +393,15 @@ def test_broken_pages_fail_the_checks(context, broken_site, tmp_path):
         for name, (_, kinds) in BREAKAGES.items():
             # only the slow checks a breakage needs: screenshots, moving the controls
             widths = {"laptop": browser.LAPTOP} if "screenshot" in kinds else {}
-            report = browser.visit(context, base, names[name], widths=widths, screenshots=tmp_path,
-                                   controls="controls" in kinds)
-            missed.update({f"{name}: {kind}": report.problems for kind in kinds if not report.of(kind)})
+            report = browser.visit(
+                context,
+                base,
+                names[name],
+                widths=widths,
+                screenshots=tmp_path,
+                controls="controls" in kinds,
+            )
+            missed.update(
+                {f"{name}: {kind}": report.problems for kind in kinds if not report.of(kind)}
+            )
     assert not missed, f"breakages the checks did not notice: {missed}"

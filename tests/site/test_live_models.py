@@ -31,7 +31,9 @@ pytestmark = pytest.mark.site
 @pytest.fixture(scope="module")
 def reference() -> dict:
     path = LIVE / "models" / "reference.json"
-    assert path.is_file(), f"no {path}: build the site with `make book` (it runs PYTHONPATH=book python -m reference.web_models)"
+    assert path.is_file(), (
+        f"no {path}: build the site with `make book` (it runs PYTHONPATH=book python -m reference.web_models)"
+    )
     return json.loads(path.read_text())
 
 
@@ -51,8 +53,9 @@ def context():
 
 def state(page, box: str, timeout: int = LOAD_MS, states=("done", "error")) -> str:
     """Wait until the box is in one of ``states``; returns its state."""
-    page.wait_for_function(f"{list(states)}.includes(document.querySelector('{box}')?.dataset.state)",
-                           timeout=timeout)
+    page.wait_for_function(
+        f"{list(states)}.includes(document.querySelector('{box}')?.dataset.state)", timeout=timeout
+    )
     return page.eval_on_selector(box, "b => b.dataset.state")
 
 
@@ -61,7 +64,9 @@ def status(page, box: str) -> str:
 
 
 def fills(page) -> list[tuple[int, float]]:
-    return page.eval_on_selector_all(f"{FILL} tr[data-id]", "rs => rs.map(r => [Number(r.dataset.id), Number(r.dataset.prob)])")
+    return page.eval_on_selector_all(
+        f"{FILL} tr[data-id]", "rs => rs.map(r => [Number(r.dataset.id), Number(r.dataset.prob)])"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +88,9 @@ def ask(page, text: str) -> str:
 def test_the_box_names_its_model_and_says_nothing_leaves_the_browser(fill_page):
     text = fill_page.inner_text(FILL)
     assert "bertlab-minilm-l6-mlm" in text and "nothing you type leaves it" in text
-    assert " MB" in status(fill_page, FILL), "the box should give the download's size before it starts"
+    assert " MB" in status(fill_page, FILL), (
+        "the box should give the download's size before it starts"
+    )
 
 
 @pytest.mark.parametrize("n", range(3))
@@ -97,13 +104,16 @@ def test_fill_mask_gives_the_reference_answers(fill_page, reference, n):
 
 
 def test_the_tokenizer_and_the_generator_are_pythons(fill_page, reference):
-    got = fill_page.evaluate("""async (texts) => {
+    got = fill_page.evaluate(
+        """async (texts) => {
       const { tokenizer } = await import('../_static/live/runtime.mjs');
       const { mulberry32 } = await import('../_static/live/canvas.mjs');
       const tok = await tokenizer();
       const draw = mulberry32(0);
       return { ids: texts.map((t) => tok.encode(t)), draws: Array.from({ length: 8 }, draw) };
-    }""", list(reference["tokenized"]))
+    }""",
+        list(reference["tokenized"]),
+    )
     assert dict(zip(reference["tokenized"], got["ids"])) == reference["tokenized"]
     assert got["draws"] == reference["mulberry32_seed0"]
 
@@ -128,13 +138,17 @@ def test_a_loaded_box_answers_offline(fill_page, context, reference):
 @pytest.mark.parametrize("missing", ["ort-wasm-simd-threaded.wasm", "model_*.onnx"])
 def test_a_missing_file_says_so_in_the_box(context, base, missing):
     page = context.new_page()
-    page.route(f"**/_static/live/**/{missing}", lambda route: route.fulfill(status=404, body="not found"))
+    page.route(
+        f"**/_static/live/**/{missing}", lambda route: route.fulfill(status=404, body="not found")
+    )
     try:
         page.goto(base + FILL_PAGE)
         state(page, FILL, 30_000, ("idle",))
         page.click(f"{FILL} button")
         assert state(page, FILL, 30_000) == "error"
-        assert "missing (HTTP 404)" in status(page, FILL) and "make book" in status(page, FILL), status(page, FILL)
+        assert "missing (HTTP 404)" in status(page, FILL) and "make book" in status(page, FILL), (
+            status(page, FILL)
+        )
     finally:
         page.close()
 
@@ -185,9 +199,13 @@ def test_the_canvas_writes_the_reference_steps(context, base, reference, order):
         page.fill(f"{CANVAS} #bertlab-canvas-seed", str(want["seed"]))
         page.click(f"{CANVAS} button")
         assert state(page, CANVAS) == "done", status(page, CANVAS)
-        rows = page.eval_on_selector_all(f"{CANVAS} tr[data-ids]",
-                                         "rs => rs.map(r => [r.dataset.ids, r.dataset.committed])")
+        rows = page.eval_on_selector_all(
+            f"{CANVAS} tr[data-ids]", "rs => rs.map(r => [r.dataset.ids, r.dataset.committed])"
+        )
         assert len(rows) == want["k"] + 1
-        assert rows == [[" ".join(map(str, s["canvas"])), " ".join(map(str, s["committed"]))] for s in want["steps"]]
+        assert rows == [
+            [" ".join(map(str, s["canvas"])), " ".join(map(str, s["committed"]))]
+            for s in want["steps"]
+        ]
     finally:
         page.close()

@@ -203,7 +203,9 @@ def test_long_printed_outputs_scroll_in_their_own_box_or_are_folded():
 def test_the_long_output_check_catches_one():
     cell = '<div class="cell docutils container {tag}"><div class="cell_output"><pre>{text}</pre></div></div>'
     text = "\n".join(f"row {i}" for i in range(LONG_OUTPUT + 1))
-    assert long_outputs(cell.format(tag="", text=text)) == [f"{LONG_OUTPUT + 1} lines, from 'row 0'"]
+    assert long_outputs(cell.format(tag="", text=text)) == [
+        f"{LONG_OUTPUT + 1} lines, from 'row 0'"
+    ]
     assert not long_outputs(cell.format(tag="tag_output_scroll", text=text))
     assert not long_outputs(cell.format(tag="", text="\n".join(text.split("\n")[:LONG_OUTPUT])))
 

@@ -10,7 +10,9 @@ import yaml
 import course_fixture
 
 REPO = course_fixture.REPO
-SITE = Path(os.environ.get("BERTLAB_SITE", REPO / "_build" / "html")).resolve()  # as tests/site/test_browser.py
+SITE = Path(
+    os.environ.get("BERTLAB_SITE", REPO / "_build" / "html")
+).resolve()  # as tests/site/test_browser.py
 pytestmark = pytest.mark.site
 
 
@@ -26,14 +28,20 @@ def toc_files() -> list[str]:
 def site_text() -> dict[Path, str]:
     assert (SITE / "index.html").exists(), "no built site: run `make book` first"
     suffixes = {".html", ".md", ".txt", ".ipynb", ".js", ".json", ".py"}
-    return {p: course_fixture.readable(p) for p in SITE.rglob("*") if p.is_file() and p.suffix in suffixes}
+    return {
+        p: course_fixture.readable(p)
+        for p in SITE.rglob("*")
+        if p.is_file() and p.suffix in suffixes
+    }
 
 
 def test_no_solution_or_hidden_test_is_published(site_text):
     """No two consecutive lines of a hidden test or a reference solution appear on the site."""
     for assignment in course_fixture.assignments():
         solution = course_fixture.solution_notebook(assignment)
-        secret = course_fixture.marked_pairs(solution, "HIDDEN TESTS") + course_fixture.marked_pairs(solution, "SOLUTION")
+        secret = course_fixture.marked_pairs(
+            solution, "HIDDEN TESTS"
+        ) + course_fixture.marked_pairs(solution, "SOLUTION")
         for path, text in site_text.items():
             assert "BEGIN HIDDEN TESTS" not in text and "BEGIN SOLUTION" not in text, path
             leaked = [pair for pair in secret if pair in text]
@@ -61,7 +69,9 @@ def test_widget_renderer_is_served_locally():
     for page in SITE.rglob("*.html"):
         text = page.read_text()
         if "application/vnd.jupyter.widget-state+json" in text:
-            assert "_static/jupyter-widgets/embed.js" in text, f"{page} loads widgets from elsewhere"
+            assert "_static/jupyter-widgets/embed.js" in text, (
+                f"{page} loads widgets from elsewhere"
+            )
             assert "cdn.jsdelivr.net/npm/@jupyter-widgets" not in text, page
 
 
@@ -87,12 +97,18 @@ def test_every_chapter_links_its_notebook_and_ends_with_a_self_check():
         if "## Exercise" not in source:
             continue
         page = (SITE / f"{file}.html").read_text()
-        assert "## Recap" in source and "## Self-check" in source, f"{file}: add a recap and a self-check"
+        assert "## Recap" in source and "## Self-check" in source, (
+            f"{file}: add a recap and a self-check"
+        )
         assert source.count(":class: dropdown") >= 3, f"{file}: at least three self-check questions"
         downloads = [a for a in page.split('href="')[1:] if "_downloads/" in a.split('"')[0]]
         assert downloads, f"{file}: no download of its notebook"
         for link in downloads:
             target = SITE / Path(file).parent / link.split('"')[0]
-            assert target.suffix == ".ipynb" and target.exists(), f"{file}: broken download {link[:80]}"
+            assert target.suffix == ".ipynb" and target.exists(), (
+                f"{file}: broken download {link[:80]}"
+            )
             assert "### BEGIN" not in target.read_text() and "solutions" not in link.split('"')[0]
-        assert "colab.research.google.com" in page and "mybinder.org" in page, f"{file}: no launch links"
+        assert "colab.research.google.com" in page and "mybinder.org" in page, (
+            f"{file}: no launch links"
+        )

@@ -4,7 +4,7 @@ the tests prove with it is in tests/assignments/test_variants.py."""
 WRONG = {
     # CORE: the attention mask upside down, 1 on the padding and 0 on the real tokens.
     "pad_mask_marks_padding": {
-        "impl_pad_batch": '''
+        "impl_pad_batch": """
 def pad_batch(sequences, pad_id, max_length=None):
     if not sequences:
         raise ValueError("empty batch")
@@ -17,11 +17,11 @@ def pad_batch(sequences, pad_id, max_length=None):
         ids[b, :len(s)] = torch.tensor(s, dtype=torch.long)
         mask[b, len(s):] = 1
     return ids, mask
-''',
+""",
     },
     # Pads to the longest row even when max_length asks for more.
     "pad_ignores_max_length": {
-        "impl_pad_batch": '''
+        "impl_pad_batch": """
 def pad_batch(sequences, pad_id, max_length=None):
     T = max(len(s) for s in sequences)
     ids = torch.full((len(sequences), T), pad_id, dtype=torch.long)
@@ -30,11 +30,11 @@ def pad_batch(sequences, pad_id, max_length=None):
         ids[b, :len(s)] = torch.tensor(s, dtype=torch.long)
         mask[b, :len(s)] = 1
     return ids, mask
-''',
+""",
     },
     # Pads the caller's lists in place (list.extend) before building the tensor.
     "pad_modifies_input": {
-        "impl_pad_batch": '''
+        "impl_pad_batch": """
 def pad_batch(sequences, pad_id, max_length=None):
     if not sequences:
         raise ValueError("empty batch")
@@ -46,47 +46,47 @@ def pad_batch(sequences, pad_id, max_length=None):
         masks.append([1] * len(s) + [0] * (T - len(s)))
         s.extend([pad_id] * (T - len(s)))
     return torch.tensor(sequences, dtype=torch.long), torch.tensor(masks, dtype=torch.long)
-''',
+""",
     },
     # CORE: counts runs of equal word ids, so the special tokens (None) count as words too.
     "pieces_counts_specials": {
-        "impl_pieces_per_word": '''
+        "impl_pieces_per_word": """
 import itertools
 
 def pieces_per_word(word_ids):
     return [len(list(run)) for _, run in itertools.groupby(word_ids)]
-''',
+""",
     },
     # Assumes word indices run 0, 1, 2, ...: wrong for a window cut from a long text.
     "pieces_count_from_zero": {
-        "impl_pieces_per_word": '''
+        "impl_pieces_per_word": """
 def pieces_per_word(word_ids):
     words = [w for w in word_ids if w is not None]
     return [words.count(w) for w in range(max(words) + 1)] if words else []
-''',
+""",
     },
     # CORE: everything after the first [SEP] is segment 1, padding included.
     "segment_after_first_sep": {
-        "impl_segment_ids": '''
+        "impl_segment_ids": """
 def segment_ids(input_ids, sep_token_id):
     is_sep = (input_ids == sep_token_id).long()
     return ((torch.cumsum(is_sep, dim=1) - is_sep) >= 1).long()
-''',
+""",
     },
     # Handles pairs right but assumes every row is one: the padding after a single text's
     # only [SEP] becomes segment 1.
     "segment_assumes_pairs": {
-        "impl_segment_ids": '''
+        "impl_segment_ids": """
 def segment_ids(input_ids, sep_token_id):
     is_sep = (input_ids == sep_token_id).long()
     before = torch.cumsum(is_sep, dim=1) - is_sep
     return ((before == 1) & (before + is_sep <= 2)).long()
-''',
+""",
     },
     # The attention mask from the ids (ids != pad_id), not from the lengths: a real token whose
     # id equals pad_id is masked (found by review).
     "pad_mask_from_ids": {
-        "impl_pad_batch": '''
+        "impl_pad_batch": """
 def pad_batch(sequences, pad_id, max_length=None):
     if not sequences:
         raise ValueError("empty batch")
@@ -97,12 +97,12 @@ def pad_batch(sequences, pad_id, max_length=None):
     ids = torch.tensor([list(s) + [pad_id] * (T - len(s)) for s in sequences], dtype=torch.long).reshape(len(sequences), T)
     mask = (ids != pad_id).long()
     return ids, mask
-''',
+""",
     },
     # `max_length or longest`: max_length=0 is taken as 'no max_length', so a longer sequence
     # raises no ValueError (found by review).
     "pad_max_length_zero_ignored": {
-        "impl_pad_batch": '''
+        "impl_pad_batch": """
 def pad_batch(sequences, pad_id, max_length=None):
     if not sequences:
         raise ValueError("empty batch")
@@ -115,33 +115,33 @@ def pad_batch(sequences, pad_id, max_length=None):
         ids[b, :len(s)] = torch.tensor(s, dtype=torch.long)
         mask[b, :len(s)] = 1
     return ids, mask
-''',
+""",
     },
     # Decides 'pair or single text' once for the whole batch: next to a pair row, a shorter
     # single text's padding becomes segment 1 (found by review).
     "segment_pairs_per_batch": {
-        "impl_segment_ids": '''
+        "impl_segment_ids": """
 def segment_ids(input_ids, sep_token_id):
     is_sep = (input_ids == sep_token_id).long()
     before = torch.cumsum(is_sep, dim=1) - is_sep
     if int(is_sep.sum(dim=1).max()) < 2:
         return torch.zeros_like(input_ids)
     return ((before == 1) & (before + is_sep <= 2)).long()
-''',
+""",
     },
     # Ignores sep_token_id and looks for 102, BERT's usual [SEP] (found by review).
     "segment_hard_coded_sep": {
-        "impl_segment_ids": '''
+        "impl_segment_ids": """
 def segment_ids(input_ids, sep_token_id):
     is_sep = (input_ids == 102).long()
     before = torch.cumsum(is_sep, dim=1) - is_sep
     pair = is_sep.sum(dim=1, keepdim=True) >= 2
     return ((before == 1) & (before + is_sep <= 2) & pair).long()
-''',
+""",
     },
     # Overwrites the first [SEP] in the caller's input_ids to find the second one (found by review).
     "segment_modifies_input": {
-        "impl_segment_ids": '''
+        "impl_segment_ids": """
 def segment_ids(input_ids, sep_token_id):
     out = torch.zeros_like(input_ids)
     for b in range(input_ids.shape[0]):
@@ -154,7 +154,7 @@ def segment_ids(input_ids, sep_token_id):
         second = int((row == sep_token_id).nonzero()[0])
         out[b, first + 1: second + 1] = 1
     return out
-''',
+""",
     },
 }
 
@@ -166,7 +166,7 @@ CORE = {
 
 CORRECT = {
     "library_and_loops": {
-        "impl_pad_batch": '''
+        "impl_pad_batch": """
 def pad_batch(sequences, pad_id, max_length=None):
     if not sequences:
         raise ValueError("empty batch")
@@ -178,14 +178,14 @@ def pad_batch(sequences, pad_id, max_length=None):
         rows.append(list(s) + [pad_id] * (T - len(s)))
         masks.append([1] * len(s) + [0] * (T - len(s)))
     return torch.tensor(rows, dtype=torch.long).reshape(len(sequences), T), torch.tensor(masks).long().reshape(len(sequences), T)
-''',
-        "impl_pieces_per_word": '''
+""",
+        "impl_pieces_per_word": """
 import itertools
 
 def pieces_per_word(word_ids):
     return [len(list(run)) for w, run in itertools.groupby(word_ids) if w is not None]
-''',
-        "impl_segment_ids": '''
+""",
+        "impl_segment_ids": """
 def segment_ids(input_ids, sep_token_id):
     out = torch.zeros_like(input_ids)
     for b in range(input_ids.shape[0]):
@@ -193,6 +193,6 @@ def segment_ids(input_ids, sep_token_id):
         if len(seps) >= 2:
             out[b, seps[0] + 1 : seps[1] + 1] = 1
     return out
-''',
+""",
     },
 }

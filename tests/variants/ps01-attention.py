@@ -4,53 +4,53 @@ the tests prove with it is in tests/assignments/test_variants.py."""
 WRONG = {
     # CORE: masks padded queries (rows) instead of padded keys (columns): [B, 1, T, 1].
     "padding_masks_queries": {
-        "impl_padding_mask": '''
+        "impl_padding_mask": """
 def padding_mask(attention_mask):
     return attention_mask.bool()[:, None, :, None]
-''',
+""",
     },
     # Builds the mask from the row lengths: right only for right padding (a hole in the
     # middle, or left padding, is masked in the wrong place).
     "padding_from_lengths": {
-        "impl_padding_mask": '''
+        "impl_padding_mask": """
 def padding_mask(attention_mask):
     lengths = attention_mask.long().sum(dim=-1)
     T = attention_mask.shape[-1]
     return (torch.arange(T)[None, :] < lengths[:, None])[:, None, None, :]
-''',
+""",
     },
     # CORE: the triangle points the wrong way: query i sees the future (j >= i).
     "causal_sees_the_future": {
-        "impl_causal_mask": '''
+        "impl_causal_mask": """
 def causal_mask(T):
     return torch.ones(T, T, dtype=torch.bool).triu()
-''',
+""",
     },
     # CORE: forgets the 1/sqrt(d) scale.
     "attention_without_scale": {
-        "impl_scaled_dot_product_attention": '''
+        "impl_scaled_dot_product_attention": """
 def scaled_dot_product_attention(q, k, v, mask=None):
     scores = q @ k.transpose(-2, -1)
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
     weights = torch.softmax(scores, dim=-1)
     return weights @ v, weights
-''',
+""",
     },
     # CORE: softmax over the queries (axis -2) instead of the keys.
     "softmax_over_queries": {
-        "impl_scaled_dot_product_attention": '''
+        "impl_scaled_dot_product_attention": """
 def scaled_dot_product_attention(q, k, v, mask=None):
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
     weights = torch.softmax(scores, dim=-2)
     return weights @ v, weights
-''',
+""",
     },
     # Scales the caller's queries in place (q /= sqrt(d)): the output is right, q is changed.
     "sdpa_scales_q_in_place": {
-        "impl_scaled_dot_product_attention": '''
+        "impl_scaled_dot_product_attention": """
 def scaled_dot_product_attention(q, k, v, mask=None):
     q /= math.sqrt(q.shape[-1])
     scores = q @ k.transpose(-2, -1)
@@ -58,23 +58,23 @@ def scaled_dot_product_attention(q, k, v, mask=None):
         scores = scores.masked_fill(~mask, float("-inf"))
     weights = torch.softmax(scores, dim=-1)
     return weights @ v, weights
-''',
+""",
     },
     # Indexes the scores with the mask as if it were always [T, T]: a [B, 1, 1, T] padding
     # mask or a [B, h, T, T] mask breaks it.
     "sdpa_mask_only_T_by_T": {
-        "impl_scaled_dot_product_attention": '''
+        "impl_scaled_dot_product_attention": """
 def scaled_dot_product_attention(q, k, v, mask=None):
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if mask is not None:
         scores[:, :, ~mask] = float("-inf")
     weights = torch.softmax(scores, dim=-1)
     return weights @ v, weights
-''',
+""",
     },
     # CORE: never applies the attention mask: padding gets attended to.
     "bert_forgets_the_mask": {
-        "impl_bert_self_attention": '''
+        "impl_bert_self_attention": """
 def bert_self_attention(hidden_states, attention, attention_mask):
     B, T, H = hidden_states.shape
     h, d = attention.num_attention_heads, attention.attention_head_size
@@ -83,11 +83,11 @@ def bert_self_attention(hidden_states, attention, attention_mask):
     v = attention.value(hidden_states).view(B, T, h, d).transpose(1, 2)
     out, _ = scaled_dot_product_attention(q, k, v)
     return out.transpose(1, 2).reshape(B, T, H)
-''',
+""",
     },
     # Merges the heads as [B, T, d, h]: the right numbers in the wrong feature order.
     "bert_merges_heads_in_wrong_order": {
-        "impl_bert_self_attention": '''
+        "impl_bert_self_attention": """
 def bert_self_attention(hidden_states, attention, attention_mask):
     B, T, H = hidden_states.shape
     h, d = attention.num_attention_heads, attention.attention_head_size
@@ -96,17 +96,17 @@ def bert_self_attention(hidden_states, attention, attention_mask):
     v = attention.value(hidden_states).view(B, T, h, d).transpose(1, 2)
     out, _ = scaled_dot_product_attention(q, k, v, padding_mask(attention_mask))
     return out.permute(0, 2, 3, 1).reshape(B, T, H)
-''',
+""",
     },
     # Keeps key 0 whatever the mask says ('[CLS] is always real'): wrong under left padding
     # (found by review).
     "padding_keeps_first_key": {
-        "impl_padding_mask": '''
+        "impl_padding_mask": """
 def padding_mask(attention_mask):
     m = attention_mask.bool()
     m[:, 0] = True        # [CLS] is always real
     return m[:, None, None, :]
-''',
+""",
     },
 }
 
@@ -121,7 +121,7 @@ CORE = {
 CORRECT = {
     # Loops everywhere; the most negative float instead of -inf; reuses the notebook's functions.
     "loops_and_finfo_min": {
-        "impl_padding_mask": '''
+        "impl_padding_mask": """
 def padding_mask(attention_mask):
     B, T = attention_mask.shape
     keep = torch.zeros(B, 1, 1, T, dtype=torch.bool)
@@ -129,12 +129,12 @@ def padding_mask(attention_mask):
         for j in range(T):
             keep[b, 0, 0, j] = bool(attention_mask[b, j] == 1)
     return keep
-''',
-        "impl_causal_mask": '''
+""",
+        "impl_causal_mask": """
 def causal_mask(T):
     return torch.tensor([[j <= i for j in range(T)] for i in range(T)], dtype=torch.bool)
-''',
-        "impl_scaled_dot_product_attention": '''
+""",
+        "impl_scaled_dot_product_attention": """
 def scaled_dot_product_attention(q, k, v, mask=None):
     B, h, T, d = q.shape
     if mask is None:
@@ -148,8 +148,8 @@ def scaled_dot_product_attention(q, k, v, mask=None):
             e = torch.exp(s - s.max(dim=1, keepdim=True).values)
             weights[b, head] = e / e.sum(dim=1, keepdim=True)
     return weights @ v, weights
-''',
-        "impl_bert_self_attention": '''
+""",
+        "impl_bert_self_attention": """
 def bert_self_attention(hidden_states, attention, attention_mask):
     h, d = attention.num_attention_heads, attention.attention_head_size
     q, k, v = attention.query(hidden_states), attention.key(hidden_states), attention.value(hidden_states)
@@ -160,28 +160,28 @@ def bert_self_attention(hidden_states, attention, attention_mask):
         out, _ = scaled_dot_product_attention(q[:, None, :, cols], k[:, None, :, cols], v[:, None, :, cols], keep)
         heads.append(out[:, 0])
     return torch.cat(heads, dim=-1)
-''',
+""",
     },
     # PyTorch's fused attention for the output, einsum, an additive mask.
     "torch_sdpa_and_einsum": {
-        "impl_padding_mask": '''
+        "impl_padding_mask": """
 def padding_mask(attention_mask):
     B, T = attention_mask.shape
     return attention_mask.to(torch.bool).reshape(B, 1, 1, T)
-''',
-        "impl_causal_mask": '''
+""",
+        "impl_causal_mask": """
 def causal_mask(T):
     return torch.tril(torch.ones(T, T)).bool()
-''',
-        "impl_scaled_dot_product_attention": '''
+""",
+        "impl_scaled_dot_product_attention": """
 def scaled_dot_product_attention(q, k, v, mask=None):
     output = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
     scores = torch.einsum("bhid,bhjd->bhij", q, k) * q.shape[-1] ** -0.5
     if mask is not None:
         scores = scores + torch.zeros_like(scores).masked_fill(~mask, float("-inf"))
     return output, scores.softmax(-1)
-''',
-        "impl_bert_self_attention": '''
+""",
+        "impl_bert_self_attention": """
 def bert_self_attention(hidden_states, attention, attention_mask):
     B, T, H = hidden_states.shape
     h, d = attention.num_attention_heads, attention.attention_head_size
@@ -190,6 +190,6 @@ def bert_self_attention(hidden_states, attention, attention_mask):
     additive = (1.0 - attention_mask[:, None, None, :].float()) * torch.finfo(scores.dtype).min
     weights = torch.softmax(scores + additive, dim=-1)
     return torch.einsum("bhij,bjhd->bihd", weights, v).reshape(B, T, H)
-''',
+""",
     },
 }

@@ -5,57 +5,57 @@ WRONG = {
     # diffusion_mask ----------------------------------------------------------------------------
     # maskable ignored: [CLS], [SEP], padding and the prompt are masked like the text.
     "mask_ignores_maskable": {
-        "impl_diffusion_mask": '''
+        "impl_diffusion_mask": """
 def diffusion_mask(input_ids, maskable, mask_token_id, generator=None):
     B, T = input_ids.shape
     t = MIN_RATIO + (1 - MIN_RATIO) * torch.rand(B, generator=generator)
     masked = torch.rand(B, T, generator=generator) < t[:, None]
     return input_ids.masked_fill(masked, mask_token_id), masked, t
-''',
+""",
     },
     # One ratio drawn for the whole batch (returned once per row).
     "mask_one_ratio_for_the_batch": {
-        "impl_diffusion_mask": '''
+        "impl_diffusion_mask": """
 def diffusion_mask(input_ids, maskable, mask_token_id, generator=None):
     B, T = input_ids.shape
     ratio = MIN_RATIO + (1 - MIN_RATIO) * torch.rand(1, generator=generator)
     masked = (torch.rand(B, T, generator=generator) < ratio) & maskable
     return input_ids.masked_fill(masked, mask_token_id), masked, ratio.expand(B).clone()
-''',
+""",
     },
     # A ratio per position, not per row: every row ends up masked at about 50%; its "t" is the mean.
     "mask_ratio_per_position": {
-        "impl_diffusion_mask": '''
+        "impl_diffusion_mask": """
 def diffusion_mask(input_ids, maskable, mask_token_id, generator=None):
     ratio = MIN_RATIO + (1 - MIN_RATIO) * torch.rand(input_ids.shape, generator=generator)
     masked = (torch.rand(input_ids.shape, generator=generator) < ratio) & maskable
     return input_ids.masked_fill(masked, mask_token_id), masked, ratio.mean(dim=1)
-''',
+""",
     },
     # t ~ U(0, 1): no floor, so 1/t can be huge.
     "mask_no_min_ratio": {
-        "impl_diffusion_mask": '''
+        "impl_diffusion_mask": """
 def diffusion_mask(input_ids, maskable, mask_token_id, generator=None):
     B, T = input_ids.shape
     t = torch.rand(B, generator=generator)
     masked = (torch.rand(B, T, generator=generator) < t[:, None]) & maskable
     return input_ids.masked_fill(masked, mask_token_id), masked, t
-''',
+""",
     },
     # Writes [MASK] into input_ids itself.
     "mask_in_place": {
-        "impl_diffusion_mask": '''
+        "impl_diffusion_mask": """
 def diffusion_mask(input_ids, maskable, mask_token_id, generator=None):
     B, T = input_ids.shape
     t = MIN_RATIO + (1 - MIN_RATIO) * torch.rand(B, generator=generator)
     masked = (torch.rand(B, T, generator=generator) < t[:, None]) & maskable
     input_ids[masked] = mask_token_id
     return input_ids, masked, t
-''',
+""",
     },
     # Exactly round(t * n) masks per row (Google's BERT-style fixed count), not each position independently.
     "mask_fixed_count_per_row": {
-        "impl_diffusion_mask": '''
+        "impl_diffusion_mask": """
 def diffusion_mask(input_ids, maskable, mask_token_id, generator=None):
     B, T = input_ids.shape
     t = MIN_RATIO + (1 - MIN_RATIO) * torch.rand(B, generator=generator)
@@ -65,144 +65,144 @@ def diffusion_mask(input_ids, maskable, mask_token_id, generator=None):
         k = int(round(float(t[b]) * len(candidates)))
         masked[b, candidates[torch.randperm(len(candidates), generator=generator)[:k]]] = True
     return input_ids.masked_fill(masked, mask_token_id), masked, t
-''',
+""",
     },
     # The positions are drawn from torch's global random state, not from `generator`.
     "mask_ignores_generator": {
-        "impl_diffusion_mask": '''
+        "impl_diffusion_mask": """
 def diffusion_mask(input_ids, maskable, mask_token_id, generator=None):
     B, T = input_ids.shape
     t = MIN_RATIO + (1 - MIN_RATIO) * torch.rand(B, generator=generator)
     masked = (torch.rand(B, T) < t[:, None]) & maskable
     return input_ids.masked_fill(masked, mask_token_id), masked, t
-''',
+""",
     },
     # Masks with probability 1 - t (t read as the share kept).
     "mask_with_one_minus_t": {
-        "impl_diffusion_mask": '''
+        "impl_diffusion_mask": """
 def diffusion_mask(input_ids, maskable, mask_token_id, generator=None):
     B, T = input_ids.shape
     t = MIN_RATIO + (1 - MIN_RATIO) * torch.rand(B, generator=generator)
     masked = (torch.rand(B, T, generator=generator) < 1 - t[:, None]) & maskable
     return input_ids.masked_fill(masked, mask_token_id), masked, t
-''',
+""",
     },
     # diffusion_loss ----------------------------------------------------------------------------
     # No 1/t weight: BERT's masked cross-entropy, summed and divided by the maskable positions.
     "loss_no_one_over_t": {
-        "impl_diffusion_loss": '''
+        "impl_diffusion_loss": """
 def diffusion_loss(logits, targets, masked, t, maskable):
     ce = F.cross_entropy(logits[masked], targets[masked], reduction="none")
     return ce.sum() / maskable.sum()
-''',
+""",
     },
     # Weighted by t instead of 1/t.
     "loss_weight_t": {
-        "impl_diffusion_loss": '''
+        "impl_diffusion_loss": """
 def diffusion_loss(logits, targets, masked, t, maskable):
     ce = F.cross_entropy(logits[masked], targets[masked], reduction="none")
     weight = t[:, None].expand_as(masked)[masked]
     return (ce * weight).sum() / maskable.sum()
-''',
+""",
     },
     # Divided by the number of masked positions (a mean over the masked, which undoes the weights).
     "loss_divide_by_masked": {
-        "impl_diffusion_loss": '''
+        "impl_diffusion_loss": """
 def diffusion_loss(logits, targets, masked, t, maskable):
     ce = F.cross_entropy(logits[masked], targets[masked], reduction="none")
     weight = (1.0 / t)[:, None].expand_as(masked)[masked]
     return (ce * weight).sum() / masked.sum().clamp(min=1)
-''',
+""",
     },
     # Divided by B * T (LLaDA's normalisation, whose batches have no padding or prompt).
     "loss_divide_by_all_positions": {
-        "impl_diffusion_loss": '''
+        "impl_diffusion_loss": """
 def diffusion_loss(logits, targets, masked, t, maskable):
     ce = F.cross_entropy(logits[masked], targets[masked], reduction="none")
     weight = (1.0 / t)[:, None].expand_as(masked)[masked]
     return (ce * weight).sum() / masked.numel()
-''',
+""",
     },
     # Each row normalised by its own maskable positions, then the rows averaged.
     "loss_mean_of_row_means": {
-        "impl_diffusion_loss": '''
+        "impl_diffusion_loss": """
 def diffusion_loss(logits, targets, masked, t, maskable):
     B, T, V = logits.shape
     ce = F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1), reduction="none").reshape(B, T)
     rows = (ce * masked).sum(dim=1) / t / maskable.sum(dim=1).clamp(min=1)
     return rows.mean()
-''',
+""",
     },
     # The cross-entropy over every maskable position, masked or not.
     "loss_counts_unmasked_positions": {
-        "impl_diffusion_loss": '''
+        "impl_diffusion_loss": """
 def diffusion_loss(logits, targets, masked, t, maskable):
     ce = F.cross_entropy(logits[maskable], targets[maskable], reduction="none")
     weight = (1.0 / t)[:, None].expand_as(maskable)[maskable]
     return (ce * weight).sum() / maskable.sum()
-''',
+""",
     },
     # log(softmax(...)): -inf where a probability underflows (a confident model).
     "loss_log_of_softmax": {
-        "impl_diffusion_loss": '''
+        "impl_diffusion_loss": """
 def diffusion_loss(logits, targets, masked, t, maskable):
     p = logits.softmax(-1).gather(-1, targets[..., None])[..., 0]
     ce = -torch.log(p)
     return (ce * masked / t[:, None]).sum() / maskable.sum()
-''',
+""",
     },
     # The right number, but detached from the logits: nothing to train.
     "loss_detached": {
-        "impl_diffusion_loss": '''
+        "impl_diffusion_loss": """
 def diffusion_loss(logits, targets, masked, t, maskable):
     total = 0.0
     for b, i in masked.nonzero().tolist():
         total += F.cross_entropy(logits[b, i][None], targets[b, i][None]).item() / t[b].item()
     return torch.tensor(total / maskable.sum().item())
-''',
+""",
     },
     # tokens_per_step ---------------------------------------------------------------------------
     # N // K every step: the remainder is never committed.
     "schedule_floor_only": {
-        "impl_tokens_per_step": '''
+        "impl_tokens_per_step": """
 def tokens_per_step(n_masked, steps):
     if steps < 1:
         raise ValueError("steps must be at least 1")
     return [n_masked // steps] * steps
-''',
+""",
     },
     # The remainder on the last steps.
     "schedule_remainder_last": {
-        "impl_tokens_per_step": '''
+        "impl_tokens_per_step": """
 def tokens_per_step(n_masked, steps):
     if steps < 1:
         raise ValueError("steps must be at least 1")
     base, extra = divmod(n_masked, steps)
     return [base + (1 if i >= steps - extra else 0) for i in range(steps)]
-''',
+""",
     },
     # At least one per step: more steps than positions commits more than there is.
     "schedule_at_least_one": {
-        "impl_tokens_per_step": '''
+        "impl_tokens_per_step": """
 def tokens_per_step(n_masked, steps):
     if steps < 1:
         raise ValueError("steps must be at least 1")
     base, extra = divmod(n_masked, steps)
     return [max(1, base + (1 if i < extra else 0)) for i in range(steps)]
-''',
+""",
     },
     # No check of steps: 0 steps divides by zero.
     "schedule_no_value_error": {
-        "impl_tokens_per_step": '''
+        "impl_tokens_per_step": """
 def tokens_per_step(n_masked, steps):
     base, extra = divmod(n_masked, steps)
     return [base + (1 if i < extra else 0) for i in range(steps)]
-''',
+""",
     },
     # unmask_step -------------------------------------------------------------------------------
     # The most confident positions of the whole row, committed ones included: written tokens change.
     "step_all_positions": {
-        "impl_unmask_step": '''
+        "impl_unmask_step": """
 def unmask_step(canvas, logits, n_commit, mask_token_id):
     confidence, choice = logits.softmax(-1).max(-1)
     out = canvas.clone()
@@ -212,11 +212,11 @@ def unmask_step(canvas, logits, n_commit, mask_token_id):
             order = torch.sort(confidence[row], descending=True, stable=True).indices[:k]
             out[row, order] = choice[row, order]
     return out
-''',
+""",
     },
     # The least confident masked positions.
     "step_least_confident": {
-        "impl_unmask_step": '''
+        "impl_unmask_step": """
 def unmask_step(canvas, logits, n_commit, mask_token_id):
     masked = canvas == mask_token_id
     confidence, choice = logits.softmax(-1).max(-1)
@@ -228,11 +228,11 @@ def unmask_step(canvas, logits, n_commit, mask_token_id):
             order = torch.sort(confidence[row], stable=True).indices[:k]
             out[row, order] = choice[row, order]
     return out
-''',
+""",
     },
     # n_commit positions even when fewer are masked: the rest are taken from the written positions.
     "step_always_n_commit": {
-        "impl_unmask_step": '''
+        "impl_unmask_step": """
 def unmask_step(canvas, logits, n_commit, mask_token_id):
     masked = canvas == mask_token_id
     confidence, choice = logits.softmax(-1).max(-1)
@@ -243,11 +243,11 @@ def unmask_step(canvas, logits, n_commit, mask_token_id):
             order = torch.sort(confidence[row], descending=True, stable=True).indices[:n_commit]
             out[row, order] = choice[row, order]
     return out
-''',
+""",
     },
     # Ties go to the later position (an ascending sort, reversed).
     "step_ties_to_later": {
-        "impl_unmask_step": '''
+        "impl_unmask_step": """
 def unmask_step(canvas, logits, n_commit, mask_token_id):
     probs = logits.softmax(-1)
     out = canvas.clone()
@@ -257,11 +257,11 @@ def unmask_step(canvas, logits, n_commit, mask_token_id):
         for i in ranked[:n_commit]:
             out[b, i] = probs[b, i].argmax()
     return out
-''',
+""",
     },
     # The confidence is the largest raw logit, not the largest probability.
     "step_largest_logit": {
-        "impl_unmask_step": '''
+        "impl_unmask_step": """
 def unmask_step(canvas, logits, n_commit, mask_token_id):
     masked = canvas == mask_token_id
     score, choice = logits.max(-1)
@@ -273,11 +273,11 @@ def unmask_step(canvas, logits, n_commit, mask_token_id):
             order = torch.sort(score[row], descending=True, stable=True).indices[:k]
             out[row, order] = choice[row, order]
     return out
-''',
+""",
     },
     # n_commit for the whole batch: the most confident masked positions over all rows together.
     "step_n_commit_over_the_batch": {
-        "impl_unmask_step": '''
+        "impl_unmask_step": """
 def unmask_step(canvas, logits, n_commit, mask_token_id):
     masked = canvas == mask_token_id
     confidence, choice = logits.softmax(-1).max(-1)
@@ -287,11 +287,11 @@ def unmask_step(canvas, logits, n_commit, mask_token_id):
     out = canvas.clone().flatten()
     out[chosen] = choice.flatten()[chosen]
     return out.reshape(canvas.shape)
-''',
+""",
     },
     # Writes into the canvas itself.
     "step_in_place": {
-        "impl_unmask_step": '''
+        "impl_unmask_step": """
 def unmask_step(canvas, logits, n_commit, mask_token_id):
     masked = canvas == mask_token_id
     confidence, choice = logits.softmax(-1).max(-1)
@@ -302,11 +302,11 @@ def unmask_step(canvas, logits, n_commit, mask_token_id):
             order = torch.sort(confidence[row], descending=True, stable=True).indices[:k]
             canvas[row, order] = choice[row, order]
     return canvas
-''',
+""",
     },
     # How many to commit is worked out from the first row's masks, for every row.
     "step_count_from_first_row": {
-        "impl_unmask_step": '''
+        "impl_unmask_step": """
 def unmask_step(canvas, logits, n_commit, mask_token_id):
     masked = canvas == mask_token_id
     confidence, choice = logits.softmax(-1).max(-1)
@@ -318,7 +318,7 @@ def unmask_step(canvas, logits, n_commit, mask_token_id):
             order = torch.sort(confidence[row], descending=True, stable=True).indices[:k]
             out[row, order] = choice[row, order]
     return out
-''',
+""",
     },
 }
 
@@ -333,7 +333,7 @@ CORE = {
 CORRECT = {
     # The positions' uniform numbers drawn first, the ratios after (another draw order), with uniform_.
     "mask_positions_drawn_first": {
-        "impl_diffusion_mask": '''
+        "impl_diffusion_mask": """
 def diffusion_mask(input_ids, maskable, mask_token_id, generator=None):
     u = torch.rand(input_ids.shape, generator=generator)
     t = torch.empty(input_ids.shape[0]).uniform_(MIN_RATIO, 1.0, generator=generator)
@@ -341,11 +341,11 @@ def diffusion_mask(input_ids, maskable, mask_token_id, generator=None):
     noisy = input_ids.clone()
     noisy[masked] = mask_token_id
     return noisy, masked, t
-''',
+""",
     },
     # One row at a time, Bernoulli draws over the maskable positions only.
     "mask_row_by_row_bernoulli": {
-        "impl_diffusion_mask": '''
+        "impl_diffusion_mask": """
 def diffusion_mask(input_ids, maskable, mask_token_id, generator=None):
     B, T = input_ids.shape
     noisy, masked, t = input_ids.clone(), torch.zeros(B, T, dtype=torch.bool), torch.empty(B)
@@ -356,20 +356,20 @@ def diffusion_mask(input_ids, maskable, mask_token_id, generator=None):
         masked[b, where[hit]] = True
     noisy[masked] = mask_token_id
     return noisy, masked, t
-''',
+""",
     },
     # The cross-entropy written out with a one-hot matrix and log_softmax.
     "loss_one_hot": {
-        "impl_diffusion_loss": '''
+        "impl_diffusion_loss": """
 def diffusion_loss(logits, targets, masked, t, maskable):
     one_hot = F.one_hot(targets, logits.shape[-1]).to(logits.dtype)
     nll = -(one_hot * logits.log_softmax(-1)).sum(-1)
     return (nll * masked.to(logits.dtype) / t[:, None]).sum() / maskable.sum()
-''',
+""",
     },
     # Row by row, log_softmax and gather.
     "loss_row_by_row": {
-        "impl_diffusion_loss": '''
+        "impl_diffusion_loss": """
 def diffusion_loss(logits, targets, masked, t, maskable):
     total = logits.sum() * 0.0
     for b in range(logits.shape[0]):
@@ -377,11 +377,11 @@ def diffusion_loss(logits, targets, masked, t, maskable):
         nll = -log_p.gather(1, targets[b][masked[b]][:, None]).sum()
         total = total + nll / t[b]
     return total / maskable.sum()
-''',
+""",
     },
     # numpy's array_split: its first pieces are the larger ones.
     "schedule_array_split": {
-        "impl_tokens_per_step": '''
+        "impl_tokens_per_step": """
 import numpy as np
 
 
@@ -389,11 +389,11 @@ def tokens_per_step(n_masked, steps):
     if steps < 1:
         raise ValueError("steps must be at least 1")
     return [len(piece) for piece in np.array_split(np.arange(n_masked), steps)]
-''',
+""",
     },
     # One position at a time, round robin.
     "schedule_round_robin": {
-        "impl_tokens_per_step": '''
+        "impl_tokens_per_step": """
 def tokens_per_step(n_masked, steps):
     if steps < 1:
         raise ValueError(f"steps = {steps}")
@@ -401,11 +401,11 @@ def tokens_per_step(n_masked, steps):
     for i in range(n_masked):
         plan[i % steps] += 1
     return plan
-''',
+""",
     },
     # Vectorised: a stable sort of every row, then each position's rank against the row's count.
     "step_vectorised_ranks": {
-        "impl_unmask_step": '''
+        "impl_unmask_step": """
 def unmask_step(canvas, logits, n_commit, mask_token_id):
     masked = canvas == mask_token_id
     confidence, choice = logits.softmax(-1).max(-1)
@@ -416,11 +416,11 @@ def unmask_step(canvas, logits, n_commit, mask_token_id):
     k = masked.sum(-1, keepdim=True).clamp(max=n_commit)
     commit = masked & (rank < k)
     return torch.where(commit, choice, canvas)
-''',
+""",
     },
     # Plain Python: sort each row's masked positions by (-confidence, position), log-probabilities.
     "step_python_log_softmax": {
-        "impl_unmask_step": '''
+        "impl_unmask_step": """
 def unmask_step(canvas, logits, n_commit, mask_token_id):
     log_p = logits.log_softmax(-1)
     out = canvas.clone()
@@ -430,6 +430,6 @@ def unmask_step(canvas, logits, n_commit, mask_token_id):
         for i in ranked[:n_commit]:
             out[b, i] = int(log_p[b, i].argmax())
     return out
-''',
+""",
     },
 }

@@ -4,113 +4,113 @@ the tests prove with it is in tests/assignments/test_variants.py."""
 WRONG = {
     # Shifts the wrong way: decoder input t holds label t + 1, the answer it should predict later.
     "shift_goes_left": {
-        "impl_shift_tokens_right": '''
+        "impl_shift_tokens_right": """
 def shift_tokens_right(labels, pad_token_id, decoder_start_token_id):
     start = torch.full_like(labels[:, :1], decoder_start_token_id)
     shifted = torch.cat([labels[:, 1:], start], dim=1)
     return shifted.masked_fill(shifted == -100, pad_token_id)
-''',
+""",
     },
     # Leaves -100 in the decoder's inputs.
     "minus_100_left_in": {
-        "impl_shift_tokens_right": '''
+        "impl_shift_tokens_right": """
 def shift_tokens_right(labels, pad_token_id, decoder_start_token_id):
     start = torch.full_like(labels[:, :1], decoder_start_token_id)
     return torch.cat([start, labels[:, :-1]], dim=1)
-''',
+""",
     },
     # Replaces -100 by 0 whatever the pad id is (right for BERT's [PAD] = 0 only).
     "pads_with_zero": {
-        "impl_shift_tokens_right": '''
+        "impl_shift_tokens_right": """
 def shift_tokens_right(labels, pad_token_id, decoder_start_token_id):
     start = torch.full_like(labels[:, :1], decoder_start_token_id)
     shifted = torch.cat([start, labels[:, :-1]], dim=1)
     return shifted.masked_fill(shifted == -100, 0)
-''',
+""",
     },
     # Replaces -100 in the caller's labels (which the loss still needs).
     "modifies_labels_in_place": {
-        "impl_shift_tokens_right": '''
+        "impl_shift_tokens_right": """
 def shift_tokens_right(labels, pad_token_id, decoder_start_token_id):
     labels.masked_fill_(labels == -100, pad_token_id)
     start = torch.full_like(labels[:, :1], decoder_start_token_id)
     return torch.cat([start, labels[:, :-1]], dim=1)
-''',
+""",
     },
     # Counts every attention block of the decoder, self-attention included.
     "counts_self_attention_too": {
-        "impl_cross_attention_parameter_count": '''
+        "impl_cross_attention_parameter_count": """
 def cross_attention_parameter_count(model):
     return sum(p.numel() for name, p in model.decoder.named_parameters() if "attention" in name)
-''',
+""",
     },
     # Sums the parameters of every module whose name says crossattention: nested ones again.
     "counts_nested_modules_twice": {
-        "impl_cross_attention_parameter_count": '''
+        "impl_cross_attention_parameter_count": """
 def cross_attention_parameter_count(model):
     return sum(p.numel() for name, module in model.decoder.named_modules() if "crossattention" in name
                for p in module.parameters())
-''',
+""",
     },
     # A formula with the ENCODER's number of layers.
     "formula_with_encoder_layers": {
-        "impl_cross_attention_parameter_count": '''
+        "impl_cross_attention_parameter_count": """
 def cross_attention_parameter_count(model):
     H = model.config.decoder.hidden_size
     return model.config.encoder.num_hidden_layers * (4 * H * H + 6 * H)
-''',
+""",
     },
     # Counts only the parameters that require gradients.
     "trainable_only": {
-        "impl_cross_attention_parameter_count": '''
+        "impl_cross_attention_parameter_count": """
 def cross_attention_parameter_count(model):
     return sum(p.numel() for name, p in model.decoder.named_parameters()
                if "crossattention" in name and p.requires_grad)
-''',
+""",
     },
     # Sets the ids for the loss only: generate never sees them.
     "config_only": {
-        "impl_configure_bert2bert": '''
+        "impl_configure_bert2bert": """
 def configure_bert2bert(model, tokenizer):
     model.config.decoder_start_token_id = tokenizer.cls_token_id
     model.config.pad_token_id = tokenizer.pad_token_id
     model.config.eos_token_id = tokenizer.sep_token_id
     model.config.vocab_size = model.config.decoder.vocab_size
-''',
+""",
     },
     # bert-base-uncased's ids written in: another vocabulary breaks it.
     "hard_coded_bert_ids": {
-        "impl_configure_bert2bert": '''
+        "impl_configure_bert2bert": """
 def configure_bert2bert(model, tokenizer):
     for config in (model.config, model.generation_config):
         config.decoder_start_token_id, config.pad_token_id, config.eos_token_id = 101, 0, 102
     model.config.vocab_size = model.config.decoder.vocab_size
-''',
+""",
     },
     # Forgets the vocabulary size.
     "forgets_vocab_size": {
-        "impl_configure_bert2bert": '''
+        "impl_configure_bert2bert": """
 def configure_bert2bert(model, tokenizer):
     for config in (model.config, model.generation_config):
         config.decoder_start_token_id = tokenizer.cls_token_id
         config.pad_token_id = tokenizer.pad_token_id
         config.eos_token_id = tokenizer.sep_token_id
-''',
+""",
     },
     # A BERT tokenizer has no eos token: eos_token_id is None, and generate never stops.
     "eos_from_tokenizer_eos": {
-        "impl_configure_bert2bert": '''
+        "impl_configure_bert2bert": """
 def configure_bert2bert(model, tokenizer):
     for config in (model.config, model.generation_config):
         config.decoder_start_token_id = tokenizer.cls_token_id
         config.pad_token_id = tokenizer.pad_token_id
         config.eos_token_id = tokenizer.eos_token_id
     model.config.vocab_size = model.config.decoder.vocab_size
-''',
+""",
     },
     # Stops the whole batch as soon as one row has produced eos.
     "rows_stop_together": {
-        "impl_greedy_decode": '''
+        "impl_greedy_decode": """
 def greedy_decode(model, input_ids, attention_mask, max_new_tokens):
     config = model.config
     with torch.no_grad():
@@ -124,11 +124,11 @@ def greedy_decode(model, input_ids, attention_mask, max_new_tokens):
             if (next_token == config.eos_token_id).any():
                 break
     return out
-''',
+""",
     },
     # Finished rows go on writing instead of padding.
     "no_pad_after_eos": {
-        "impl_greedy_decode": '''
+        "impl_greedy_decode": """
 def greedy_decode(model, input_ids, attention_mask, max_new_tokens):
     config = model.config
     with torch.no_grad():
@@ -144,11 +144,11 @@ def greedy_decode(model, input_ids, attention_mask, max_new_tokens):
             if finished.all():
                 break
     return out
-''',
+""",
     },
     # The encoder reads the padding: no attention mask anywhere.
     "ignores_attention_mask": {
-        "impl_greedy_decode": '''
+        "impl_greedy_decode": """
 def greedy_decode(model, input_ids, attention_mask, max_new_tokens):
     config = model.config
     with torch.no_grad():
@@ -163,11 +163,11 @@ def greedy_decode(model, input_ids, attention_mask, max_new_tokens):
             if finished.all():
                 break
     return out
-''',
+""",
     },
     # The encoder masks its padding, but the decoder's cross-attention still reads it.
     "cross_attention_reads_padding": {
-        "impl_greedy_decode": '''
+        "impl_greedy_decode": """
 def greedy_decode(model, input_ids, attention_mask, max_new_tokens):
     config = model.config
     with torch.no_grad():
@@ -182,33 +182,33 @@ def greedy_decode(model, input_ids, attention_mask, max_new_tokens):
             if finished.all():
                 break
     return out
-''',
+""",
     },
     # Config vocab_size from the tokenizer, not from the decoder.
     "vocab_size_from_tokenizer": {
-        "impl_configure_bert2bert": '''
+        "impl_configure_bert2bert": """
 def configure_bert2bert(model, tokenizer) -> None:
     for config in (model.config, model.generation_config):
         config.decoder_start_token_id = tokenizer.cls_token_id
         config.pad_token_id = tokenizer.pad_token_id
         config.eos_token_id = tokenizer.sep_token_id
     model.config.vocab_size = tokenizer.vocab_size
-''',
+""",
     },
     # Config vocab_size from the encoder's config, not from the decoder's.
     "vocab_size_from_encoder": {
-        "impl_configure_bert2bert": '''
+        "impl_configure_bert2bert": """
 def configure_bert2bert(model, tokenizer) -> None:
     for config in (model.config, model.generation_config):
         config.decoder_start_token_id = tokenizer.cls_token_id
         config.pad_token_id = tokenizer.pad_token_id
         config.eos_token_id = tokenizer.sep_token_id
     model.config.vocab_size = model.config.encoder.vocab_size
-''',
+""",
     },
     # Never stops early: runs all max_new_tokens steps even when every row has produced eos.
     "greedy_never_stops_early": {
-        "impl_greedy_decode": '''
+        "impl_greedy_decode": """
 def greedy_decode(model, input_ids, attention_mask, max_new_tokens: int):
     config = model.config
     with torch.no_grad():
@@ -222,7 +222,7 @@ def greedy_decode(model, input_ids, attention_mask, max_new_tokens: int):
             out = torch.cat([out, next_token[:, None]], dim=1)
             finished |= next_token == config.eos_token_id
     return out
-''',
+""",
     },
 }
 
@@ -236,26 +236,26 @@ CORE = {
 CORRECT = {
     # torch.where instead of masked_fill; a roll of the labels.
     "shift_by_roll": {
-        "impl_shift_tokens_right": '''
+        "impl_shift_tokens_right": """
 def shift_tokens_right(labels, pad_token_id, decoder_start_token_id):
     shifted = torch.roll(labels, shifts=1, dims=1)
     shifted[:, 0] = decoder_start_token_id
     return torch.where(shifted == -100, torch.full_like(shifted, pad_token_id), shifted)
-''',
+""",
     },
     # The blocks themselves, layer by layer.
     "count_by_layer": {
-        "impl_cross_attention_parameter_count": '''
+        "impl_cross_attention_parameter_count": """
 def cross_attention_parameter_count(model):
     total = 0
     for layer in model.decoder.bert.encoder.layer:
         total += sum(p.numel() for p in layer.crossattention.parameters())
     return int(total)
-''',
+""",
     },
     # Ids looked up by token string.
     "configure_by_token_strings": {
-        "impl_configure_bert2bert": '''
+        "impl_configure_bert2bert": """
 def configure_bert2bert(model, tokenizer):
     ids = {"decoder_start_token_id": tokenizer.convert_tokens_to_ids(tokenizer.cls_token),
            "pad_token_id": tokenizer.convert_tokens_to_ids(tokenizer.pad_token),
@@ -264,11 +264,11 @@ def configure_bert2bert(model, tokenizer):
         setattr(model.config, key, value)
         setattr(model.generation_config, key, value)
     model.config.vocab_size = model.config.decoder.vocab_size
-''',
+""",
     },
     # The whole model every step (the encoder re-run too: slower, same tokens), row by row stop flags.
     "greedy_whole_model_each_step": {
-        "impl_greedy_decode": '''
+        "impl_greedy_decode": """
 def greedy_decode(model, input_ids, attention_mask, max_new_tokens):
     config = model.config
     rows = input_ids.shape[0]
@@ -286,11 +286,11 @@ def greedy_decode(model, input_ids, attention_mask, max_new_tokens):
             if all(done):
                 break
     return out
-''',
+""",
     },
     # With the decoder's key/value cache: one new token per step.
     "greedy_with_cache": {
-        "impl_greedy_decode": '''
+        "impl_greedy_decode": """
 def greedy_decode(model, input_ids, attention_mask, max_new_tokens):
     config = model.config
     with torch.no_grad():
@@ -309,6 +309,6 @@ def greedy_decode(model, input_ids, attention_mask, max_new_tokens):
             if finished.all():
                 break
     return out
-''',
+""",
     },
 }

@@ -28,7 +28,9 @@ def stable_hash(text: str) -> int:
     return int.from_bytes(hashlib.sha1(text.encode("utf-8")).digest()[:8], "big")
 
 
-def split_paragraphs(paragraphs: Iterable[str], per_mille: int = HELDOUT_PER_MILLE) -> tuple[list[str], list[str]]:
+def split_paragraphs(
+    paragraphs: Iterable[str], per_mille: int = HELDOUT_PER_MILLE
+) -> tuple[list[str], list[str]]:
     """Deduplicate, then assign each paragraph to train or held-out by its hash (order-free)."""
     train, heldout, seen = [], [], set()
     for p in paragraphs:
@@ -67,7 +69,6 @@ def interleave(paragraphs: list[str], seed: str = "bertlab") -> list[str]:
     return [p for _, p in sorted(keyed)]
 
 
-
 def build(out: Path, target_chars: int = TARGET_CHARS, mix: str = DEFAULT_MIX) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     train_all, heldout_all, report = [], [], []
@@ -86,20 +87,36 @@ def build(out: Path, target_chars: int = TARGET_CHARS, mix: str = DEFAULT_MIX) -
         heldout = list(dict.fromkeys(heldout))  # never repeat held-out text
         train_all += weighted
         heldout_all += heldout
-        report.append({
-            "name": src.name, "package": src.package, "version": version, "licence": src.licence,
-            "share_target": src.share, "raw_train_chars": sum(map(len, train)),
-            "train_chars": sum(map(len, weighted)), "heldout_chars": sum(map(len, heldout)),
-            "train_paragraphs": len(weighted), "heldout_paragraphs": len(heldout),
-        })
-        print(f"{src.name:18s} raw {report[-1]['raw_train_chars']:>11,d}  used {report[-1]['train_chars']:>11,d}")
+        report.append(
+            {
+                "name": src.name,
+                "package": src.package,
+                "version": version,
+                "licence": src.licence,
+                "share_target": src.share,
+                "raw_train_chars": sum(map(len, train)),
+                "train_chars": sum(map(len, weighted)),
+                "heldout_chars": sum(map(len, heldout)),
+                "train_paragraphs": len(weighted),
+                "heldout_paragraphs": len(heldout),
+            }
+        )
+        print(
+            f"{src.name:18s} raw {report[-1]['raw_train_chars']:>11,d}  used {report[-1]['train_chars']:>11,d}"
+        )
     (out / "train.txt").write_text("\n".join(interleave(train_all)) + "\n", encoding="utf-8")
     (out / "heldout.txt").write_text("\n".join(interleave(heldout_all)) + "\n", encoding="utf-8")
     total = sum(r["train_chars"] for r in report)
     for r in report:
         r["share_actual"] = round(r["train_chars"] / max(total, 1), 4)
-    manifest = {"sources": report, "train_chars": total, "heldout_chars": sum(r["heldout_chars"] for r in report),
-                "heldout_per_mille": HELDOUT_PER_MILLE, "target_chars": target_chars, "mix": mix}
+    manifest = {
+        "sources": report,
+        "train_chars": total,
+        "heldout_chars": sum(r["heldout_chars"] for r in report),
+        "heldout_per_mille": HELDOUT_PER_MILLE,
+        "target_chars": target_chars,
+        "mix": mix,
+    }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest
 
@@ -116,12 +133,18 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("runs/corpus"))
     ap.add_argument("--target-chars", type=int, default=TARGET_CHARS)
-    ap.add_argument("--mix", choices=sorted(MIXES), default=DEFAULT_MIX,
-                    help="v1, v2, v3: the corpora of stages 1, 2 and 3 of the shipped run; v4: stage 4 (Austen "
-                         "added); v5: stage 5c (Cataclysm: DDA's everyday descriptions and dialogue added)")
+    ap.add_argument(
+        "--mix",
+        choices=sorted(MIXES),
+        default=DEFAULT_MIX,
+        help="v1, v2, v3: the corpora of stages 1, 2 and 3 of the shipped run; v4: stage 4 (Austen "
+        "added); v5: stage 5c (Cataclysm: DDA's everyday descriptions and dialogue added)",
+    )
     args = ap.parse_args(argv)
     m = build(args.out, args.target_chars, args.mix)
-    print(f"train {m['train_chars']:,d} chars, held-out {m['heldout_chars']:,d} chars -> {args.out}")
+    print(
+        f"train {m['train_chars']:,d} chars, held-out {m['heldout_chars']:,d} chars -> {args.out}"
+    )
 
 
 if __name__ == "__main__":

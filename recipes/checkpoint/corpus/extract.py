@@ -84,13 +84,17 @@ def html_paragraphs(path: Path) -> Iterator[str]:
 def extract_wordnet(root: Path) -> Iterator[str]:
     """One paragraph per synset: ``Lemma, lemma: gloss. Example sentence. ...``."""
     for pos in ("noun", "verb", "adj", "adv"):
-        for line in (root / "usr/share/wordnet" / f"data.{pos}").read_text(errors="replace").splitlines():
+        for line in (
+            (root / "usr/share/wordnet" / f"data.{pos}").read_text(errors="replace").splitlines()
+        ):
             if line.startswith("  ") or "|" not in line:
                 continue  # licence header
             head, gloss = line.split("|", 1)
             fields = head.split()
             n_words = int(fields[3], 16)
-            words = [re.sub(r"\(.*\)$", "", w).replace("_", " ") for w in fields[4 : 4 + 2 * n_words : 2]]
+            words = [
+                re.sub(r"\(.*\)$", "", w).replace("_", " ") for w in fields[4 : 4 + 2 * n_words : 2]
+            ]
             definitions, examples = [], []
             for part in gloss.strip().split("; "):
                 part = part.strip()
@@ -121,7 +125,16 @@ def extract_handbook(root: Path) -> Iterator[str]:
 
 def extract_python_docs(root: Path) -> Iterator[str]:
     base = root / "usr/share/doc/python3.11/html"
-    for sub in ("tutorial", "faq", "howto", "library", "reference", "using", "installing", "glossary.html"):
+    for sub in (
+        "tutorial",
+        "faq",
+        "howto",
+        "library",
+        "reference",
+        "using",
+        "installing",
+        "glossary.html",
+    ):
         paths = [base / sub] if sub.endswith(".html") else sorted((base / sub).rglob("*.html"))
         for path in paths:
             yield from html_paragraphs(path)
@@ -134,7 +147,9 @@ def extract_html_en(root: Path) -> Iterator[str]:
 
 def extract_jargon(root: Path) -> Iterator[str]:
     """The Jargon File's entries: blank-line separated paragraphs; headwords are dropped."""
-    text = gzip.open(root / "usr/share/doc/jargon-text/jargon.txt.gz", "rt", errors="replace").read()
+    text = gzip.open(
+        root / "usr/share/doc/jargon-text/jargon.txt.gz", "rt", errors="replace"
+    ).read()
     for para in re.split(r"\n\s*\n", text):
         para = re.sub(r"[{}]", "", clean(para))  # {cross-references} become plain words
         para = re.sub(r"^:[^:]+:\s*(/[^/]*/,?)?\s*", "", para)  # ":crufty: /kruhf'tee/, adj."
@@ -149,7 +164,9 @@ def _ding_english(segment: str) -> str:
     s = re.sub(r"\bsb\.'s\b", "somebody's", s)
     s = re.sub(r"\bsb\.", "somebody", s)
     s = re.sub(r"\bsth\.", "something", s)
-    s = re.sub(r"([\w'’-]+)\s*/\s*[\w'’-]+(\s*/\s*[\w'’-]+)*", r"\1", s)  # "banged / bashed" -> "banged"
+    s = re.sub(
+        r"([\w'’-]+)\s*/\s*[\w'’-]+(\s*/\s*[\w'’-]+)*", r"\1", s
+    )  # "banged / bashed" -> "banged"
     return clean(s.replace("’", "'"))
 
 
@@ -162,7 +179,9 @@ def extract_ding(root: Path) -> Iterator[str]:
     One paragraph per dictionary entry. A label removed before a full stop leaves "face ." for
     "face [Br.]."; BERT's tokenizer splits punctuation off, so both give the same WordPieces (and
     the shipped run's corpus was built this way)."""
-    for line in (root / "usr/share/trans/de-en").read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in (
+        (root / "usr/share/trans/de-en").read_text(encoding="utf-8", errors="replace").splitlines()
+    ):
         if line.startswith("#") or "::" not in line:
             continue
         kept = []
@@ -195,13 +214,17 @@ def extract_sotu(root: Path) -> Iterator[str]:
         if not re.match(r"\d{4}_", path.name) or int(path.name[:4]) < SOTU_SINCE:
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
-        text = re.sub(r"—?[(\[](applause|laughter)[^)\]]*[)\]]—?", " ", text, flags=re.I).replace("’", "'")
+        text = re.sub(r"—?[(\[](applause|laughter)[^)\]]*[)\]]—?", " ", text, flags=re.I).replace(
+            "’", "'"
+        )
         yield from prose_chunks(text)
 
 
 def extract_moby_dick(root: Path) -> Iterator[str]:
     """Moby-Dick's chapters (and epilogue): one paragraph per blank-line-separated paragraph."""
-    paths = sorted((root / "package/data").glob("chapter_*.txt"), key=lambda p: int(p.stem.split("_")[1]))
+    paths = sorted(
+        (root / "package/data").glob("chapter_*.txt"), key=lambda p: int(p.stem.split("_")[1])
+    )
     for path in paths + [root / "package/data/epilogue.txt"]:
         for para in re.split(r"\n\s*\n", path.read_text(encoding="utf-8", errors="replace")):
             para = clean(para.replace("’", "'"))
@@ -218,15 +241,20 @@ def extract_austen(root: Path) -> Iterator[str]:
     for lines in r_character_vectors(rdb):
         for para in re.split(r"\n\s*\n", "\n".join(lines)):
             para = clean(para.replace("_", "").replace("’", "'"))
-            if not re.match(r"(CHAPTER|Chapter|VOLUME|Volume)\b", para) and is_prose(para, min_words=8):
+            if not re.match(r"(CHAPTER|Chapter|VOLUME|Volume)\b", para) and is_prose(
+                para, min_words=8
+            ):
                 yield para
 
 
 # Cataclysm: Dark Days Ahead describes every object a person might find in a house, a shop or a
 # field, and its people talk about food, family, work and the weather, in plain modern English.
 CATACLYSM_KEYS = {"description", "text", "dynamic_line", "snippet", "message"}
-PROFANITY = re.compile(r"\b(fuck\w*|motherf\w*|shit\w*|bullshit|bitch\w*|cunt\w*|asshole\w*|dick|dicks|"
-                       r"piss\w*|bastard\w*|cock|whore\w*|slut\w*)\b", re.I)
+PROFANITY = re.compile(
+    r"\b(fuck\w*|motherf\w*|shit\w*|bullshit|bitch\w*|cunt\w*|asshole\w*|dick|dicks|"
+    r"piss\w*|bastard\w*|cock|whore\w*|slut\w*)\b",
+    re.I,
+)
 MARKUP = re.compile(r"</?color[^>]*>")  # "<color_white>key</color>" -> "key"
 
 

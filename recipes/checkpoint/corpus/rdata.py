@@ -20,22 +20,22 @@ def r_character_vectors(rdb: bytes) -> Iterator[list[str]]:
     pos = 0
     while pos < len(rdb):
         stream = zlib.decompressobj()
-        data = stream.decompress(rdb[pos + 4:])
+        data = stream.decompress(rdb[pos + 4 :])
         pos = len(rdb) - len(stream.unused_data)
         if data[:2] != b"X\n":
             raise ValueError("not an R XDR serialization (expected 'X\\n')")
         version, at = struct.unpack(">i", data[2:6])[0], 14
         if version == 3:
-            at += 4 + struct.unpack(">i", data[at:at + 4])[0]  # native encoding name
-        flags, n = struct.unpack(">ii", data[at:at + 8])
+            at += 4 + struct.unpack(">i", data[at : at + 4])[0]  # native encoding name
+        flags, n = struct.unpack(">ii", data[at : at + 8])
         if flags & 0xFF != 16 or flags & (1 << 9):
             raise ValueError(f"expected a plain character vector, got R type {flags & 0xFF}")
         at += 8
         strings = []
         for _ in range(n):
-            flags, size = struct.unpack(">ii", data[at:at + 8])
+            flags, size = struct.unpack(">ii", data[at : at + 8])
             at += 8
             enc = "latin-1" if flags & (1 << 14) else "utf-8"  # LATIN1_MASK in the gp field
-            strings.append("" if size < 0 else data[at:at + size].decode(enc, errors="replace"))
+            strings.append("" if size < 0 else data[at : at + size].decode(enc, errors="replace"))
             at += max(size, 0)
         yield strings

@@ -14,7 +14,9 @@ from bertlab_grader.config import configure
 c = get_config()  # noqa: F821 - injected by traitlets
 
 # The tests grade in a scratch copy of this course: the root moves with this file.
-configure(c, root=os.path.dirname(os.path.dirname(os.path.abspath(__file__))), course_id="grader-fixture")
+configure(
+    c, root=os.path.dirname(os.path.dirname(os.path.abspath(__file__))), course_id="grader-fixture"
+)
 
 # Nothing of a course: no models to prepare, no library functions the tests compare with.
 c.GuardedExecute.prepare = []
