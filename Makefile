@@ -84,6 +84,7 @@ FORCE:
 lint: install
 	$(call needs,test,ruff and pytest)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python tools/format_book_code.py --check
 
 ## The website -------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ except OSError as exc:
     network = f"none ({exc.strerror or exc})"
 print(json.dumps({
     "root": sorted(os.listdir("/")),
-    "course visible": os.path.exists(os.path.join(course, "solutions")) or os.path.exists(os.path.join(course, "autograder")),
+    "course visible": any(os.path.exists(os.path.join(course, f)) for f in ("solutions", "autograder")),
     "home visible": sorted(os.listdir(home)) if os.path.isdir(home) else [],
     "gradebook visible": os.path.exists(gradebook),
     "writes /": writable("/doctor"), "writes /tmp": writable("/tmp/doctor"), "writes its folder": writable("doctor"),

@@ -7,13 +7,13 @@ transformer that blanks each cell, an AST transformer that turns ``assert`` into
 trace function, or ``torch.equal = lambda *a: True``. nbgrader restores the *source* of test
 cells from its gradebook, but not the kernel they run in.
 
-:class:`bertlab_grader.guarded_execute.GuardedExecute` is nbgrader's ``Execute`` preprocessor plus this check. Before the
-first cell of a notebook runs, it records a fingerprint of the fresh kernel
-(:func:`kernel_state`); before and after every test cell it takes the fingerprint again. If
-anything differs, the test cell gets an error output that names what changed, so it scores
-zero, and the feedback tells the student why. The fingerprint is read through the kernel
-protocol's ``user_expressions``, which IPython evaluates with a plain ``eval``: no input or AST
-transformer touches it, and it leaves no trace in the notebook or its history.
+:class:`bertlab_grader.guarded_execute.GuardedExecute` is nbgrader's ``Execute`` preprocessor plus
+this check. Before the first cell of a notebook runs, it records a fingerprint of the fresh kernel
+(:func:`kernel_state`); before and after every test cell it takes the fingerprint again. If anything
+differs, the test cell gets an error output that names what changed, so it scores zero, and the
+feedback tells the student why. The fingerprint is read through the kernel protocol's
+``user_expressions``, which IPython evaluates with a plain ``eval``: no input or AST transformer
+touches it, and it leaves no trace in the notebook or its history.
 
 What it covers: IPython's input and AST transformers, custom exception handlers, replaced
 IPython methods (``run_cell``, ``showtraceback``, ...), trace and profile functions, the

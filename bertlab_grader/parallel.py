@@ -1,15 +1,15 @@
 """Grade a folder of submissions N at a time, with one process writing the gradebook.
 
-Plain ``nbgrader autograde`` grades students one after another, and several ``nbgrader``
-processes on one SQLite gradebook fight over its lock (a lock held for over 5 s aborts the
-batch). Here each of N worker processes owns a scratch course: the course's nbgrader config
-and sources, and a copy of the gradebook taken after the release, so it knows the assignment's
-cells and hidden tests. A worker grades one student at a time there with nbgrader's own
-``NbGraderAPI.autograde`` (the course's guarded, sandboxed ``Execute`` included: the config is
-the course's) and sends back plain values: every grade, comment and flag of that submission.
-The parent process alone writes them into the course gradebook, and copies the graded
-notebooks into ``autograder/autograded/`` (:mod:`bertlab_grader.records`). Workers start once (importing nbgrader costs seconds)
-and take the next student as soon as they are free; a progress bar shows the ETA.
+Plain ``nbgrader autograde`` grades students one after another, and several ``nbgrader`` processes
+on one SQLite gradebook fight over its lock (a lock held for over 5 s aborts the batch). Here each
+of N worker processes owns a scratch course: the course's nbgrader config and sources, and a copy of
+the gradebook taken after the release, so it knows the assignment's cells and hidden tests. A worker
+grades one student at a time there with nbgrader's own ``NbGraderAPI.autograde`` (the course's
+guarded, sandboxed ``Execute`` included: the config is the course's) and sends back plain values:
+every grade, comment and flag of that submission. The parent process alone writes them into the
+course gradebook, and copies the graded notebooks into ``autograder/autograded/``
+(:mod:`bertlab_grader.records`). Workers start once (importing nbgrader costs seconds) and take the
+next student as soon as they are free; a progress bar shows the ETA.
 
 Regrading is idempotent. A submission's content hash is recorded after it is graded
 (``autograder/autograded/.bertlab-graded.json``); a submission whose hash has not changed is not

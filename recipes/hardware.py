@@ -24,4 +24,5 @@ def hardware(device: str = "cpu") -> str:
         if device.startswith("cuda") and torch.cuda.is_available()
         else None
     )
-    return f"{name}, {os.cpu_count()} CPU cores, {gpu or ('a CUDA GPU' if device.startswith('cuda') else 'no GPU')}, torch {torch.__version__}"
+    gpu = gpu or ("a CUDA GPU" if device.startswith("cuda") else "no GPU")
+    return f"{name}, {os.cpu_count()} CPU cores, {gpu}, torch {torch.__version__}"

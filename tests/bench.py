@@ -100,7 +100,8 @@ def build_book(output: Path) -> float:
     )
     if result.returncode:
         raise SystemExit(
-            f"the book build failed (see {output}/_build/html/reports):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+            f"the book build failed (see {output}/_build/html/reports):\n"
+            f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
         )
     return time.perf_counter() - start
 

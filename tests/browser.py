@@ -176,7 +176,8 @@ _FACTS_JS = """() => {
   const math = [...article.querySelectorAll('.math')].map(el => ({
     typeset: !!el.querySelector('mjx-container'), error: !!el.querySelector('mjx-merror'),
     text: el.textContent.slice(0, 60)}));
-  const headings = [...article.querySelectorAll('h1,h2,h3,h4,h5,h6')].map(h => [Number(h.tagName[1]), h.textContent.trim().replace(/¶$|#$/, '')]);
+  const headings = [...article.querySelectorAll('h1,h2,h3,h4,h5,h6')]
+    .map(h => [Number(h.tagName[1]), h.textContent.trim().replace(/¶$|#$/, '')]);
   const prose = [...article.querySelectorAll('p, li')].filter(el => outside(el, '.cell_output'))
     .map(el => el.innerText).join('\\n');
   const links = [...document.querySelectorAll('[href], [src]')].map(el => el.href || el.src)
@@ -207,7 +208,8 @@ _FACTS_JS = """() => {
       const own = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
       if (!own) continue;
       const fg = getComputedStyle(el).color, bg = background(el), ratio = contrast(fg, bg);
-      if (ratio < %(MIN_CONTRAST)s) lowContrast.push(`${el.className || 'pre'} "${el.textContent.trim().slice(0, 20)}" ${fg} on ${bg}: ${ratio.toFixed(2)}`);
+      const what = `${el.className || 'pre'} "${el.textContent.trim().slice(0, 20)}"`;
+      if (ratio < %(MIN_CONTRAST)s) lowContrast.push(`${what} ${fg} on ${bg}: ${ratio.toFixed(2)}`);
     }
   }
   return {images, math, headings, prose, links, exercise, lowContrast,

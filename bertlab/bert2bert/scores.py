@@ -1,9 +1,10 @@
 """Writing definitions and scoring them (Chapter 7, ``make bert2bert``).
 
-ROUGE (Lin 2004) with Google's ``rouge-score`` package (Rothe et al. 2020 report ROUGE F1 but
-name no implementation, so their numbers and ours need not match to the decimal): ROUGE-1 and ROUGE-2 count the words and word pairs a written definition shares
-with WordNet's, ROUGE-L the longest common subsequence; each is an F1 between 0 and 100 (with
-Porter stemming), averaged over the held-out pairs. Exact match compares lower-cased words.
+ROUGE (Lin 2004) with Google's ``rouge-score`` package (Rothe et al. 2020 report ROUGE F1 but name
+no implementation, so their numbers and ours need not match to the decimal): ROUGE-1 and ROUGE-2
+count the words and word pairs a written definition shares with WordNet's, ROUGE-L the longest
+common subsequence; each is an F1 between 0 and 100 (with Porter stemming), averaged over the
+held-out pairs. Exact match compares lower-cased words.
 """
 
 from __future__ import annotations

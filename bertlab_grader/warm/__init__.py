@@ -35,10 +35,10 @@ How the parts meet, one module each (three programs, in three processes, and how
 - The memory, process and thread caps (:class:`bertlab_grader.kernel_limits.KernelWatch`)
   watch everything in the sandbox except the zygote itself.
 
-``c.Sandbox.warm_kernels = False`` (or ``BERTLAB_WARM_KERNEL=off``) starts every kernel cold (as nbgrader does, inside its own sandbox);
-without a working sandbox kernels are always cold. A kernel forked from the zygote differs from
-a fresh one in what is already imported, and nothing else a notebook can rely on: ``random``
-and numpy's global generator are seeded afresh from the OS, as at a fresh start.
-Used by :class:`bertlab_grader.sandbox.manager.SandboxedKernelManager`; ``docs/instructors.md``
-says what it saves.
+``c.Sandbox.warm_kernels = False`` (or ``BERTLAB_WARM_KERNEL=off``) starts every kernel cold (as
+nbgrader does, inside its own sandbox); without a working sandbox kernels are always cold. A kernel
+forked from the zygote differs from a fresh one in what is already imported, and nothing else a
+notebook can rely on: ``random`` and numpy's global generator are seeded afresh from the OS, as at a
+fresh start. Used by :class:`bertlab_grader.sandbox.manager.SandboxedKernelManager`;
+``docs/instructors.md`` says what it saves.
 """

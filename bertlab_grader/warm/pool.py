@@ -1,12 +1,13 @@
 """The grader's side of warm kernels: one zygote per grader process, started on first use.
 
 :class:`Zygote` starts ``python -m bertlab_grader.warm.zygote`` in a sandbox of its own
-(:func:`bertlab_grader.sandbox.bwrap.sandbox_command`), keeps a pipe to it (its lifeline), and
-kills whatever a kernel left in that sandbox before the next one starts. :func:`zygote_for` is
-what :class:`bertlab_grader.sandbox.manager.SandboxedKernelManager` asks for a zygote; it returns
-None, and the kernel starts cold, when the zygote is busy or could not start (the manager does
-not ask when warm kernels are off: ``c.Sandbox.warm_kernels``, default ``$BERTLAB_WARM_KERNEL``). :func:`copy_folder` gives a warm kernel a copy of its
-working folder, which the zygote's sandbox cannot see.
+(:func:`bertlab_grader.sandbox.bwrap.sandbox_command`), keeps a pipe to it (its lifeline), and kills
+whatever a kernel left in that sandbox before the next one starts. :func:`zygote_for` is what
+:class:`bertlab_grader.sandbox.manager.SandboxedKernelManager` asks for a zygote; it returns None,
+and the kernel starts cold, when the zygote is busy or could not start (the manager does not ask
+when warm kernels are off: ``c.Sandbox.warm_kernels``, default ``$BERTLAB_WARM_KERNEL``).
+:func:`copy_folder` gives a warm kernel a copy of its working folder, which the zygote's sandbox
+cannot see.
 """
 
 from __future__ import annotations

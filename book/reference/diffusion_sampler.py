@@ -78,7 +78,8 @@ def fill_canvas(
     """Write ``n_tokens`` after each source in ``steps`` forward passes.
 
     Returns (written: one id list per source, history: [steps + 1, B, T] canvases, the first
-    all-[MASK]). Special tokens are never written: every position holds a word piece at the end. ``order`` is "confidence" (commit the most confident) or "random".
+    all-[MASK]). Special tokens are never written: every position holds a word piece at the end.
+    ``order`` is "confidence" (commit the most confident) or "random".
     """
     canvas = layout(tokenizer, sources, n_tokens)
     ids, mask_id = canvas["input_ids"], tokenizer.mask_token_id

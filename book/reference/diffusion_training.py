@@ -7,10 +7,10 @@ per sequence and its loss weighted by 1/t (:func:`reference.diffusion.diffusion_
 :func:`reference.diffusion.diffusion_loss`). The network is the course's ``BertForMaskedLM``,
 unchanged and given no input for t (Ou et al. 2024, RADD).
 
-Two tricks buy steps on a CPU: sequences are short (``MAX_SOURCE_TOKENS``, ``MAX_DEFINITION_TOKENS``), and the MLM head runs only
-at the masked positions (``model.cls(hidden[masked])``: [M, V] logits instead of [B, T, V]). The
-word embeddings stay frozen (the MLM head's output projection is tied to them), so what ships is
-the rest, in fp16.
+Two tricks buy steps on a CPU: sequences are short (``MAX_SOURCE_TOKENS``,
+``MAX_DEFINITION_TOKENS``), and the MLM head runs only at the masked positions
+(``model.cls(hidden[masked])``: [M, V] logits instead of [B, T, V]). The word embeddings stay frozen
+(the MLM head's output projection is tied to them), so what ships is the rest, in fp16.
 
 Training is transformers' ``Trainer`` with :func:`make_trainer`'s ``compute_loss``: seeded,
 a checkpoint every ``save_steps``, so a run resumes after a kill; every logged step goes to

@@ -20,8 +20,8 @@ to ``_build/html/_static/live``):
   ``book/live/*.mjs``.
 
 It fails when the shipped file's top-1 agrees with PyTorch's on fewer than :data:`MIN_AGREEMENT`
-of the probe sentences (:mod:`bertlab.probes`). The ONNX steps are :mod:`reference.web_onnx`'s. Needs the book's lock (onnx, onnxruntime); no
-student or grader install imports it.
+of the probe sentences (:mod:`bertlab.probes`). The ONNX steps are :mod:`reference.web_onnx`'s.
+Needs the book's lock (onnx, onnxruntime); no student or grader install imports it.
 """
 
 from __future__ import annotations

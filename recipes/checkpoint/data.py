@@ -111,7 +111,8 @@ def make_collator(tokenizer, seed: int, whole_word: bool = False):
 
 def masking_description(whole_word: bool) -> str:
     words = "whole_word_mask=True, " if whole_word else ""
-    return f"DataCollatorForLanguageModeling({words}mlm_probability=0.15, mask_replace_prob=0.8, random_replace_prob=0.1)"
+    probabilities = "mlm_probability=0.15, mask_replace_prob=0.8, random_replace_prob=0.1"
+    return f"DataCollatorForLanguageModeling({words}{probabilities})"
 
 
 def continuation_mask(tokenizer) -> torch.Tensor:

@@ -1,6 +1,7 @@
 """Apply the rule for shipping a new course checkpoint (``RUNS.md``) to a candidate's evaluation.
 
-    python -m recipes.checkpoint.decide runs/evaluation-5a.json [--shipped bertlab/models/weights/encoder/evaluation.json]
+    python -m recipes.checkpoint.decide runs/evaluation-5a.json \
+        [--shipped bertlab/models/weights/encoder/evaluation.json]
     python -m recipes.checkpoint.decide --run runs/train-5b
 
 The second form does a stage's whole check in one command: it exports the run's weights to

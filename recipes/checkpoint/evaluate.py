@@ -3,10 +3,11 @@
 - Held-out accuracy: BERT's masking (Devlin et al. 2019, section 3.1) applied once, with a
   fixed seed, to the corpus's held-out split; top-1 accuracy and cross-entropy over the masked
   positions (the same measure as the training curve, on more rows).
-- Copy rate (:mod:`bertlab.copying`, :func:`copy_rate`): the share of those masked positions filled with a word the model
-  could see elsewhere in the same sentence while the answer was not there; on the probes, which
-  ones were answered that way.
-- Probes: :data:`bertlab.probes.PROBES` through the model (:func:`bertlab.probes.probe_eval`), top-1 / top-5 hit rates and per-probe answers.
+- Copy rate (:mod:`bertlab.copying`, :func:`copy_rate`): the share of those masked positions
+  filled with a word the model could see elsewhere in the same sentence while the answer was not
+  there; on the probes, which ones were answered that way.
+- Probes: :data:`bertlab.probes.PROBES` through the model (:func:`bertlab.probes.probe_eval`),
+  top-1 / top-5 hit rates and per-probe answers.
 - :func:`measure_load`: cold load (``BertForMaskedLM.from_pretrained``) plus one forward pass
   on a 2 x 16 batch, in a fresh subprocess, with its wall time and peak RSS.
 

@@ -220,18 +220,33 @@ def test_from_the_first_hidden_test_on_feedback_shows_only_the_tests_own_message
 HOOKS = {
     "post_run_cell callback": "get_ipython().events.register('post_run_cell', lambda result: None)",
     "pre_execute callback": "get_ipython().events.register('pre_execute', lambda: None)",
-    "wrapped callback": "import functools\nget_ipython().events.register('post_execute', functools.lru_cache(lambda: None))",
-    "exec bound to source": "import functools\nget_ipython().events.register('post_execute', functools.partial(exec, 'x = 1'))",
-    "display formatter": "get_ipython().display_formatter.formatters['text/plain'].for_type(int, lambda o, p, c: p.text('1'))",
+    "wrapped callback": (
+        "import functools\n"
+        "get_ipython().events.register('post_execute', functools.lru_cache(lambda: None))"
+    ),
+    "exec bound to source": (
+        "import functools\n"
+        "get_ipython().events.register('post_execute', functools.partial(exec, 'x = 1'))"
+    ),
+    "display formatter": (
+        "get_ipython().display_formatter.formatters['text/plain']"
+        ".for_type(int, lambda o, p, c: p.text('1'))"
+    ),
     # (sys.excepthook and sys.displayhook are watched too, but IPython sets back both after each cell)
     "unraisablehook": "import sys\nsys.unraisablehook = lambda *a: None",
-    "import hook": "import sys\nclass Finder:\n    def find_spec(self, *a): return None\nsys.meta_path.insert(0, Finder())",
+    "import hook": (
+        "import sys\nclass Finder:\n    def find_spec(self, *a): return None\n"
+        "sys.meta_path.insert(0, Finder())"
+    ),
     "gc callback": "import gc\ngc.callbacks.append(lambda phase, info: None)",
     "signal handler": "import signal\nsignal.signal(signal.SIGALRM, lambda *a: None)",
     "interval timer": "import signal\nsignal.setitimer(signal.ITIMER_REAL, 100)",
     "audit hook": "import sys\nsys.addaudithook(lambda event, args: None)",
     "thread trace": "import threading\nthreading.settrace(lambda *a: None)",
-    "prefilter": "ip = get_ipython()\nip.prefilter_manager.register_transformer(type('T', (), {'priority': 1, 'enabled': True})())",
+    "prefilter": (
+        "ip = get_ipython()\n"
+        "ip.prefilter_manager.register_transformer(type('T', (), {'priority': 1, 'enabled': True})())"
+    ),
     "IPython hook": "get_ipython().set_hook('show_in_pager', lambda *a: None)",
     # Disguised as a library's: code compiled under an installed file's name, an installed method
     # bound to source, a builtin bound to source by hand, a frozen module's name.

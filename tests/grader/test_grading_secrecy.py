@@ -127,7 +127,10 @@ HOOKS = {
         "sys.meta_path.insert(0, _Finder())"
     ),
     "hook-audit": "import sys\nsys.addaudithook(lambda event, args: None)",
-    "hook-signal-timer": "import signal\nsignal.signal(signal.SIGALRM, lambda *a: None)\nsignal.setitimer(signal.ITIMER_REAL, 600)",
+    "hook-signal-timer": (
+        "import signal\nsignal.signal(signal.SIGALRM, lambda *a: None)\n"
+        "signal.setitimer(signal.ITIMER_REAL, 600)"
+    ),
     "hook-shell-initialized": "get_ipython().events.register('shell_initialized', lambda ip: None)",
     "hook-path-hooks": "import sys\nsys.path_hooks.insert(0, lambda path: None)",
     # disguised as a library's: code compiled under an installed file's name, an installed
@@ -162,7 +165,10 @@ import base64
 def count_vowels(word):
     raise {error}(base64.b64encode(get_ipython().user_ns["In"][-1].encode()).decode())
 """
-LEAK_LATER = "print([base64.b64encode(s.encode()).decode()[::-1] for s in _leaked])\nprint(base64.b64encode(str(_leaked).encode()).decode())"
+LEAK_LATER = (
+    "print([base64.b64encode(s.encode()).decode()[::-1] for s in _leaked])\n"
+    "print(base64.b64encode(str(_leaked).encode()).decode())"
+)
 
 MEMORY_6_GB = "_blocks = bytearray(6 * 2**30)  # 6 GB, touched"
 FORK_BOMB = """

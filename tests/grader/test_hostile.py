@@ -93,7 +93,10 @@ class DropAsserts(ast.NodeTransformer):
 
 get_ipython().ast_transformers.append(DropAsserts())
 """,
-    "swallow-errors": "get_ipython().set_custom_exc((BaseException,), lambda shell, etype, value, tb, tb_offset=None: [])",
+    "swallow-errors": (
+        "get_ipython().set_custom_exc((BaseException,), "
+        "lambda shell, etype, value, tb, tb_offset=None: [])"
+    ),
     "hide-tracebacks": """
 shell = get_ipython()
 shell.showtraceback = lambda *args, **kwargs: None

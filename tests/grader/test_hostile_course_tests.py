@@ -63,7 +63,10 @@ def ps00_submissions(released, solution) -> dict:
         released,
         {
             **PS00_WRONG,
-            "impl_pieces_per_word": "def pieces_per_word(word_ids):\n    print(get_ipython().user_ns['In'][-1])\n    return [1]\n",
+            "impl_pieces_per_word": (
+                "def pieces_per_word(word_ids):\n    print(get_ipython().user_ns['In'][-1])\n"
+                "    return [1]\n"
+            ),
         },
     )
 
@@ -79,7 +82,10 @@ def ps00_submissions(released, solution) -> dict:
         released,
         {
             **PS00_WRONG,
-            "impl_pieces_per_word": f"import bertlab\nexec({reference!r}, vars(bertlab))\nfrom bertlab import pieces_per_word\n",
+            "impl_pieces_per_word": (
+                f"import bertlab\nexec({reference!r}, vars(bertlab))\n"
+                f"from bertlab import pieces_per_word\n"
+            ),
         },
     )
     return found

@@ -158,8 +158,9 @@ def attempt(path):  # opening for append writes nothing, but needs a writable fi
 with open("here.txt", "w") as f:
     f.write("x")
 print(attempt({str(allowed.PACKAGE / "__init__.py")!r}), attempt("/tmp/scratch"), attempt("/new"))
-print([os.path.exists(p) for p in ({str(course / "solutions")!r}, {str(course / "autograder" / "gradebook.db")!r},
-       {str(course / "notes.txt")!r}, {str(course / "autograder" / "autograded" / "bob")!r}, {str(Path.home())!r} + "/.bashrc")])
+print([os.path.exists(p) for p in ({str(course / "solutions")!r},
+       {str(course / "autograder" / "gradebook.db")!r}, {str(course / "notes.txt")!r},
+       {str(course / "autograder" / "autograded" / "bob")!r}, {str(Path.home())!r} + "/.bashrc")])
 print(sorted(os.listdir(".")), sorted(os.listdir({str(course)!r})))
 try:
     open("big", "wb").write(b"x" * 3 * 2**20)

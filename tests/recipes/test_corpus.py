@@ -93,7 +93,10 @@ def test_cataclysm_keeps_descriptions_and_dialogue_without_markup_or_profanity(t
                     "type": "TOOL",
                     "id": "knife_butter",
                     "name": {"str": "butter knife"},
-                    "description": "A dull knife,  absolutely worthless in combat.\nExcellent for spreading soft things on bread.",
+                    "description": (
+                        "A dull knife,  absolutely worthless in combat.\n"
+                        "Excellent for spreading soft things on bread."
+                    ),
                 },
                 {
                     "type": "TOOL",

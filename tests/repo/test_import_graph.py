@@ -16,9 +16,10 @@ imports the course package only, and the course imports it nowhere (a graded fun
 ``bertlab`` would ship the answer key).
 
 Inside each part no two modules import each other, directly or round a loop, at module level or
-inside a function (a lazy import is still a dependency), and no two subpackages do either. The graph is read from the source with
-:mod:`ast`, then the two installed packages are imported in fresh interpreters to check that the
-running code agrees. docs/contributing.md ("Layout") describes the parts.
+inside a function (a lazy import is still a dependency), and no two subpackages do either. The graph
+is read from the source with :mod:`ast`, then the two installed packages are imported in fresh
+interpreters to check that the running code agrees. docs/contributing.md ("Layout") describes the
+parts.
 """
 
 from __future__ import annotations

@@ -48,8 +48,10 @@ _PAGE_WIDTH_JS = """() => {
       if (/auto|scroll|hidden|clip/.test(getComputedStyle(a).overflowX)) return true; } return false; };
   const out = [...document.body.querySelectorAll('*')].filter(el => {
     const r = el.getBoundingClientRect();
-    return r.width && r.right > limit && !clipped(el) && !(el.parentElement && el.parentElement.getBoundingClientRect().right > limit);
-  }).map(el => `${el.tagName.toLowerCase()}.${[...el.classList].join('.')} reaches ${Math.round(el.getBoundingClientRect().right)} px`);
+    const parent = el.parentElement;
+    return r.width && r.right > limit && !clipped(el) && !(parent && parent.getBoundingClientRect().right > limit);
+  }).map(el => `${el.tagName.toLowerCase()}.${[...el.classList].join('.')} reaches `
+    + `${Math.round(el.getBoundingClientRect().right)} px`);
   return {scrollWidth: root.scrollWidth, clientWidth: root.clientWidth, out: out.slice(0, 5)};
 }"""
 

@@ -94,7 +94,8 @@ def pad_batch(sequences, pad_id, max_length=None):
     T = longest if max_length is None else max_length
     if longest > T:
         raise ValueError("too long")
-    ids = torch.tensor([list(s) + [pad_id] * (T - len(s)) for s in sequences], dtype=torch.long).reshape(len(sequences), T)
+    ids = torch.tensor([list(s) + [pad_id] * (T - len(s)) for s in sequences], dtype=torch.long)
+    ids = ids.reshape(len(sequences), T)
     mask = (ids != pad_id).long()
     return ids, mask
 """,
@@ -177,7 +178,8 @@ def pad_batch(sequences, pad_id, max_length=None):
             raise ValueError("too long")
         rows.append(list(s) + [pad_id] * (T - len(s)))
         masks.append([1] * len(s) + [0] * (T - len(s)))
-    return torch.tensor(rows, dtype=torch.long).reshape(len(sequences), T), torch.tensor(masks).long().reshape(len(sequences), T)
+    ids = torch.tensor(rows, dtype=torch.long).reshape(len(sequences), T)
+    return ids, torch.tensor(masks).long().reshape(len(sequences), T)
 """,
         "impl_pieces_per_word": """
 import itertools

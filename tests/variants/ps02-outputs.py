@@ -232,7 +232,8 @@ def word_vector(model, tokenizer, sentence, word):
         text = "".join(tokens[t][2:] if tokens[t].startswith("##") else tokens[t] for t in groups[w])
         if text == wanted:
             with torch.no_grad():
-                states = model(input_ids=encoding["input_ids"], attention_mask=encoding["attention_mask"]).last_hidden_state
+                out = model(input_ids=encoding["input_ids"], attention_mask=encoding["attention_mask"])
+                states = out.last_hidden_state
             return states[0, groups[w]].mean(0)
     raise ValueError(word)
 """,

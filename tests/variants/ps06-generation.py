@@ -403,7 +403,8 @@ def fill_left_to_right(model, tokenizer, prompt, n_tokens):
     for j in range(n_tokens):
         position = len(ids) - 1 - n_tokens + j
         with torch.inference_mode():
-            logits = model(input_ids=torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long)).logits
+            mask = torch.ones(1, len(ids), dtype=torch.long)
+            logits = model(input_ids=torch.tensor([ids]), attention_mask=mask).logits
         ids[position] = int(logits[0, position].argmax())
     return tokenizer.decode(ids[1:-1])
 """,
@@ -427,7 +428,8 @@ def fill_left_to_right(model, tokenizer, prompt, n_tokens):
     for j in range(n_tokens):
         position = len(ids) - 1 - n_tokens + j
         with torch.inference_mode():
-            logits = model(input_ids=torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long)).logits
+            mask = torch.ones(1, len(ids), dtype=torch.long)
+            logits = model(input_ids=torch.tensor([ids]), attention_mask=mask).logits
         ids[position] = int(logits[0, position].argmax())
     return tokenizer.decode(ids[1:-1], skip_special_tokens=True)
 """,

@@ -193,7 +193,8 @@ def embed_texts(model, tokenizer, texts, batch_size=32):
         return F.normalize((hidden * mask).sum(1) / mask.sum(1), dim=-1)
 """,
     },
-    # Runs the model with gradients on (no inference_mode / no_grad): the result carries the autograd graph (found by review).
+    # Runs the model with gradients on (no inference_mode / no_grad): the result carries the
+    # autograd graph (found by review).
     "embeds_with_gradients": {
         "impl_embed_texts": """
 def embed_texts(model, tokenizer, texts, batch_size=32):
