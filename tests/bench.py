@@ -42,7 +42,7 @@ from nbclient import NotebookClient
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import course_fixture  # noqa: E402
 from live_bench import live_models  # noqa: E402
-from tests.test_site import toc_files  # noqa: E402
+from tests.site.test_site import toc_files  # noqa: E402
 
 REPO = course_fixture.REPO
 BUDGET = {

@@ -1,5 +1,6 @@
 """What the repository's root promises a visitor: the licence the README names, and the grader's
-command (``bertlab-grader``, beside ``python -m bertlab_grader``) pointing at a real function."""
+command (``bertlab-grader``, beside ``python -m bertlab_grader``) pointing at a real function, and
+the benchmarks `make bench` runs importing what they need."""
 
 from __future__ import annotations
 
@@ -35,3 +36,19 @@ def test_the_grader_command_runs_the_same_main_as_python_dash_m():
     with pytest.raises(SystemExit) as done:
         main(["--help"])
     assert done.value.code == 0
+
+
+def test_the_benchmarks_import():
+    """``make bench`` runs tests/bench.py, which imports helpers from the test folders (live_bench,
+    browser, course_fixture, the site's tests); a stage name it does not know stops it after those
+    imports, before any measurement."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "tests/bench.py", "no-such-stage"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert "unknown stage no-such-stage" in done.stderr, done.stderr[-2000:]
