@@ -38,6 +38,10 @@ c.ConfigurableHTTPProxy.command = [str(HUB / "node_modules" / ".bin" / "configur
 c.ConfigurableHTTPProxy.pid_file = str(state / "proxy.pid")
 
 c.Spawner.cmd = [sys.executable, "-m", "jupyterhub.singleuser"]
+# A class arrives at once: 20 servers starting together on 2 cores answer after more than the
+# 30 s JupyterHub waits by default, and those spawns failed (make bench measures it: tests/hub_bench.py).
+c.Spawner.http_timeout = 180
+c.Spawner.start_timeout = 300
 c.Spawner.default_url = "/lab"
 c.Spawner.environment = {
     "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",

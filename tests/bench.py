@@ -12,7 +12,10 @@ Prints, for the current machine (the site it builds stays in _build/bench):
   >= 1.6x and >= 1.8x);
 - the shipped BERT2BERT's assembly on first use and its load;
 - grading on a Dask LocalCluster of 1 and 2 workers: submissions per minute, scheduler overhead per task;
-- the class hub: the memory of one idle student server (docs/instructors.md, "A class on a JupyterHub").
+- the Try it boxes in Chromium: model load, one query, one canvas step (tests/live_bench.py);
+- the class hub: 20 students logging in and fetching ps00 at once, one idle student server's
+  memory, one Validate, and what the machine holds (tests/hub_bench.py; docs/instructors.md,
+  "A class on a JupyterHub").
 
 Budgets (from the issues): cached rebuild <= 20 s; every page <= 90 s and <= 2 GB peak RSS
 (the fine-tuning pages of Chapter 5: <= 180 s each, <= 8 minutes together; Chapter 6 <= 120 s;
@@ -41,6 +44,7 @@ from nbclient import NotebookClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import course_fixture  # noqa: E402
+from hub_bench import hub_logins  # noqa: E402
 from live_bench import live_models  # noqa: E402
 from tests.site.test_site import toc_files  # noqa: E402
 
@@ -502,56 +506,6 @@ def decoder_load() -> list[str]:
     )
 
 
-def student_server_memory(port: int = 18765) -> list[str]:
-    """The class hub (make hub): the memory of one idle student's JupyterLab, as the hub starts it
-    (hub/student's config: Assignments tab and Validate), before the student opens a kernel."""
-    import urllib.request
-
-    env = {
-        **os.environ,
-        "JUPYTER_CONFIG_PATH": str(REPO / "hub" / "student"),
-        "BERTLAB_COURSE_ID": "bertlab",
-        "BERTLAB_EXCHANGE": tempfile.mkdtemp(prefix="bench-exchange-"),
-    }
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jupyter",
-            "lab",
-            "--no-browser",
-            "--allow-root",
-            f"--ServerApp.port={port}",
-            "--ServerApp.ip=127.0.0.1",
-            "--ServerApp.token=bench",
-            f"--ServerApp.root_dir={tempfile.mkdtemp(prefix='bench-home-')}",
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        for _ in range(120):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/lab?token=bench", timeout=2)
-                break
-            except OSError:
-                time.sleep(0.5)
-        time.sleep(2)
-        rss = next(
-            int(line.split()[1])
-            for line in open(f"/proc/{server.pid}/status")
-            if line.startswith("VmRSS")
-        )
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-    print(
-        f"\nclass hub: one idle student server (JupyterLab + nbgrader): {rss / 1024:.0f} MB resident"
-    )
-    return []
-
-
 def main() -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     failures = []
@@ -638,7 +592,7 @@ def pages_and_grading(failures: list[str]) -> int:
     failures += parallel_grading()
     failures += section_grading()
     failures += cluster_grading()
-    failures += student_server_memory()
+    failures += hub_logins()  # a class logging in to the course's hub at once (tests/hub_bench.py)
 
     print("\nbudgets: " + ("all met" if not failures else "EXCEEDED by " + ", ".join(failures)))
     return 1 if failures else 0
@@ -654,7 +608,7 @@ STAGES = (
     "live_models",
     "bert2bert_load",
     "diffusion_shipped",
-    "student_server_memory",
+    "hub_logins",
 )
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 import course_fixture
+from class_machine import PYTHON, as_user, remove_users, student_python, why_not_here
 
 pytestmark = pytest.mark.slow
 
@@ -30,73 +31,6 @@ REPO = course_fixture.REPO
 HUB = REPO / "hub"
 ASSIGNMENT = "fx00-tiny"
 sys.path.insert(0, str(HUB))
-
-
-def why_not_here() -> str | None:
-    if os.geteuid() != 0:
-        return "creating the students' system users needs root"
-    missing = [
-        tool for tool in ("useradd", "userdel", "runuser", "chpasswd") if not shutil.which(tool)
-    ]
-    return f"no {', '.join(missing)} on this machine" if missing else None
-
-
-#: The Python the students run: the course's, unless a student cannot (see :func:`student_python`).
-PYTHON = [sys.executable]
-
-
-def student_python(user: str, folder: Path) -> str | None:
-    """A Python a student can run that imports the course's environment: the course's own, else
-    (the course's venv was made from a Python in a closed home, pyenv's under /root, say) a venv in
-    ``folder`` made from the system's Python of the same version, whose ``.pth`` adds the course
-    environment's site-packages. None if neither works."""
-    if not as_user(user, sys.executable, "-c", "pass", check=False).returncode:
-        return sys.executable
-    system = Path(f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}")
-    if not system.exists():
-        return None
-    venv = folder / "student-venv"
-    if course_fixture.venv_over_this_one(str(system), venv) is None:
-        return None
-    for script in ("nbgrader", "jupyter"):  # the commands nbgrader runs by name
-        if (Path(sys.executable).parent / script).exists():
-            (venv / "bin" / script).write_text(
-                f"#!{venv / 'bin' / 'python'}\n"
-                + (Path(sys.executable).parent / script).read_text().split("\n", 1)[1]
-            )
-            (venv / "bin" / script).chmod(0o755)
-    python = str(venv / "bin" / "python")
-    return (
-        None if as_user(user, python, "-c", "import nbgrader", check=False).returncode else python
-    )
-
-
-def as_user(
-    user: str, *cmd: str, env: dict | None = None, check: bool = True
-) -> subprocess.CompletedProcess:
-    home = Path("~" + user).expanduser()
-    base = {"HOME": str(home), "PATH": f"{Path(PYTHON[0]).parent}:/usr/bin:/bin", "LANG": "C.UTF-8"}
-    proc = subprocess.run(
-        [
-            "runuser",
-            "-u",
-            user,
-            "--",
-            "env",
-            "-i",
-            "-C",
-            str(home),
-            *(f"{k}={v}" for k, v in {**base, **(env or {})}.items()),
-            *cmd,
-        ],
-        capture_output=True,
-        text=True,
-    )
-    if check and proc.returncode:
-        raise AssertionError(
-            f"{user}: {' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
-        )
-    return proc
 
 
 @pytest.fixture(scope="module")
@@ -187,9 +121,7 @@ def classroom():
             "released": released,
         }
     finally:
-        for name in made:
-            subprocess.run(["userdel", "--remove", name], capture_output=True)
-            subprocess.run(["groupdel", name], capture_output=True)
+        remove_users(made)
         shutil.rmtree(base, ignore_errors=True)
 
 
