@@ -110,6 +110,17 @@ class BoundedExecute(Execute):
         self.iopub_timeout = self.interrupt_grace
         return reply
 
+    def _cut_note(self) -> NotebookNode:
+        """The note left where the output budget ran out (in the notebook and its feedback)."""
+        return NotebookNode(
+            output_type="stream",
+            name="stderr",
+            text=(
+                f"[the grader cut the output here: the notebook printed more than {self.output_limit:,} "
+                "bytes; only its tests' results count]\n"
+            ),
+        )
+
     def output(self, outs, msg, display_id, cell_index):
         """nbclient's handler of one output message, within the notebook's byte budget."""
         content = msg.get("content", {})
@@ -123,16 +134,7 @@ class BoundedExecute(Execute):
         if self._output_bytes + size > self.output_limit:
             if not self._output_cut:
                 self._output_cut = True
-                outs.append(
-                    NotebookNode(
-                        output_type="stream",
-                        name="stderr",
-                        text=(
-                            f"[the grader cut the output here: the notebook printed more than {self.output_limit:,} "
-                            "bytes; only its tests' results count]\n"
-                        ),
-                    )
-                )
+                outs.append(self._cut_note())
             return None
         self._output_bytes += size
         return super().output(outs, msg, display_id, cell_index)
@@ -144,16 +146,7 @@ class BoundedExecute(Execute):
             if not self._output_cut and display_id in self._display_id_map:
                 self._output_cut = True
                 first = next(iter(self._display_id_map[display_id]))
-                self.nb.cells[first].outputs.append(
-                    NotebookNode(
-                        output_type="stream",
-                        name="stderr",
-                        text=(
-                            f"[the grader cut the output here: the notebook printed more than {self.output_limit:,} "
-                            "bytes; only its tests' results count]\n"
-                        ),
-                    )
-                )
+                self.nb.cells[first].outputs.append(self._cut_note())
             return None
         self._output_bytes += size
         return super()._update_display_id(display_id, msg)
