@@ -122,12 +122,14 @@ def autograde(course: Path, assignment: str) -> None:
 
 
 def grader(
-    course: Path, *args: str, allowed: tuple[int, ...] = (0,)
+    course: Path, *args: str, allowed: tuple[int, ...] = (0,), env: dict | None = None
 ) -> subprocess.CompletedProcess:
-    """``python -m bertlab_grader <args>`` from the course root, as the Makefile's targets run it;
-    raise with its output if it exits with a status not in ``allowed``."""
+    """``python -m bertlab_grader <args>`` from the course root, as the Makefile's targets run it
+    (``env``: variables to set besides nbgrader's, such as ``BERTLAB_EXCHANGE``); raise with its
+    output if it exits with a status not in ``allowed``."""
     cmd = [sys.executable, "-m", "bertlab_grader", *args]
-    proc = subprocess.run(cmd, cwd=course, env=nbgrader_env(), capture_output=True, text=True)
+    env = {**nbgrader_env(), **(env or {})}
+    proc = subprocess.run(cmd, cwd=course, env=env, capture_output=True, text=True)
     if proc.returncode not in allowed:
         raise RuntimeError(
             f"{' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"

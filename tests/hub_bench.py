@@ -22,7 +22,6 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -34,18 +33,14 @@ from pathlib import Path
 
 import class_machine
 import course_fixture
+from bertlab_grader.nbgrader_course import nbgrader_env
+from loopback import free_port
 
 REPO = course_fixture.REPO
 HUB = REPO / "hub"
 ASSIGNMENT = "ps00-tokens"
 STUDENTS = int(os.environ.get("BERTLAB_BENCH_STUDENTS", "20"))
 sys.path.insert(0, str(HUB))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def why_not_here() -> str | None:
@@ -94,27 +89,14 @@ def class_hub(n_students: int):
         prepare.shared_models(base / "models")  # as make hub does: the students' kernels read it
         course = course_fixture.make_course(base / "course")
         env = {
-            **os.environ,
             "BERTLAB_EXCHANGE": str(exchange),
             "BERTLAB_HUB_STATE": str(state),
             "BERTLAB_HUB_CACHE": str(base / "models"),
             "BERTLAB_HUB_ROSTER": str(base / "roster.csv"),
-            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
         }
 
-        def grader(*args: str) -> str:
-            done = subprocess.run(
-                [sys.executable, "-m", "bertlab_grader", *args],
-                cwd=course,
-                env=env,
-                capture_output=True,
-                text=True,
-            )
-            if done.returncode:
-                raise SystemExit(
-                    f"hub bench: grader {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
-                )
-            return done.stdout
+        def grader(*args: str) -> None:
+            course_fixture.grader(course, *args, env=env)
 
         grader("release", ASSIGNMENT)
         prepare.close_private_folders(course, roster)
@@ -124,7 +106,7 @@ def class_hub(n_students: int):
             [python, "-m", "jupyterhub", "-f", str(HUB / "jupyterhub_config.py"), "--ip=127.0.0.1",
              f"--port={port}", f"--JupyterHub.hub_port={free_port()}",
              f"--ConfigurableHTTPProxy.api_url=http://127.0.0.1:{free_port()}"],
-            cwd=state, env=env, stdout=subprocess.DEVNULL, stderr=open(base / "hub.log", "w"),
+            cwd=state, env={**nbgrader_env(), **env}, stdout=subprocess.DEVNULL, stderr=open(base / "hub.log", "w"),
             start_new_session=True,
         )  # fmt: skip
         url = f"http://127.0.0.1:{port}/"

@@ -13,11 +13,11 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import uuid
 from pathlib import Path
+from loopback import free_port
 
 ENV_VAR = "BERTLAB_TEST_POSTGRES"
 
@@ -27,12 +27,6 @@ def _bin(name: str) -> str | None:
         glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), key=lambda p: int(p.split("/")[4])
     )
     return found[-1] if found else shutil.which(name)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:
@@ -61,7 +55,7 @@ class Server:
                 return self
             os.chown(folder, user.pw_uid, user.pw_gid)
             run_as = ["runuser", "-u", "postgres", "--"]
-        port, data = _free_port(), folder / "data"
+        port, data = free_port(), folder / "data"
         try:
             subprocess.run(
                 run_as + [initdb, "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync"],

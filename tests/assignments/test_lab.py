@@ -2,7 +2,6 @@
 none of nbgrader's instructor tools."""
 
 import json
-import socket
 import subprocess
 import time
 import urllib.error
@@ -12,6 +11,7 @@ import urllib.request
 import pytest
 
 import course_fixture
+from loopback import free_port
 
 pytestmark = pytest.mark.slow
 #: What student-lab/labconfig/page_config.json turns off (the Validate button and the Assignments
@@ -22,12 +22,6 @@ STUDENT_DISABLES = (
     "@jupyter/nbgrader:create-assignment",
     "@jupyterlab/apputils-extension:announcements",
 )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_validate_button_works_on_the_released_stub():

@@ -335,15 +335,14 @@ def test_an_installed_packages_own_array_types_are_not_named_but_a_disguised_one
     assert "scipy.io.matlab.MatlabObject2" not in kernel_origins.lying_types()
 
 
-def test_the_part_that_runs_in_a_students_kernel_imports_the_standard_library_only():
-    """The probe imports bertlab_grader.kernel_guard inside the student's kernel: importing it (and
-    the packages above it) may pull in no third-party module; only the kernel's own IPython, which
-    its fingerprint reads when it runs there."""
+def third_party_imports(statement: str) -> list[str]:
+    """The modules outside the standard library and the grader that ``statement`` (an import)
+    loads, in a fresh interpreter without site-packages' own start-up (``-S``)."""
     import subprocess
     import sys
 
     code = (
-        "import sys; import bertlab_grader.kernel_guard; "
+        f"import sys; {statement}; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] not in sys.stdlib_module_names))"
     )
     loaded = subprocess.run(
@@ -353,9 +352,14 @@ def test_the_part_that_runs_in_a_students_kernel_imports_the_standard_library_on
         check=True,
         env={"PYTHONPATH": str(Path(__file__).resolve().parents[2])},
     ).stdout
-    assert [
-        m for m in eval(loaded) if m.split(".")[0] != "bertlab_grader" and m != "__main__"
-    ] == []
+    return [m for m in eval(loaded) if m.split(".")[0] != "bertlab_grader" and m != "__main__"]
+
+
+def test_the_part_that_runs_in_a_students_kernel_imports_the_standard_library_only():
+    """The probe imports bertlab_grader.kernel_guard inside the student's kernel: importing it (and
+    the packages above it) may pull in no third-party module; only the kernel's own IPython, which
+    its fingerprint reads when it runs there."""
+    assert third_party_imports("import bertlab_grader.kernel_guard") == []
 
 
 def test_a_graded_function_from_the_course_package_is_named():

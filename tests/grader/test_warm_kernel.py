@@ -14,6 +14,7 @@ from bertlab_grader import kernel_origins
 from bertlab_grader.sandbox import manager
 from bertlab_grader.warm import pool
 from bertlab_grader.warm import zygote as zygote_server
+from test_grader_guards import third_party_imports
 from test_kernel_sandbox import needs_bwrap, run
 
 # Left behind by the first kernel: a file in /tmp and in /dev/shm, and a detached daemon.
@@ -128,24 +129,8 @@ def test_the_stub_and_the_zygote_import_the_standard_library_only():
     """The stub starts once per notebook and the zygote forks every kernel: importing either (and
     the packages above them) pulls in no third-party module, so neither costs an import a kernel
     does not ask for."""
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    code = (
-        "import sys; import bertlab_grader.warm.stub, bertlab_grader.warm.zygote; "
-        "print(sorted(m for m in sys.modules if m.split('.')[0] not in sys.stdlib_module_names))"
-    )
-    loaded = subprocess.run(
-        [sys.executable, "-S", "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={"PYTHONPATH": str(Path(__file__).resolve().parents[2])},
-    ).stdout
-    assert [
-        m for m in eval(loaded) if m.split(".")[0] != "bertlab_grader" and m != "__main__"
-    ] == []
+    statement = "import bertlab_grader.warm.stub, bertlab_grader.warm.zygote"
+    assert third_party_imports(statement) == []
 
 
 # A warm kernel can write to its zygote's socket folder, on the grader's disk (no tmpfs): its

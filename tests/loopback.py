@@ -1,0 +1,12 @@
+"""A free port on the loopback interface, for the servers the tests and benches start (PostgreSQL,
+JupyterLab, the class hub and its proxy)."""
+
+from __future__ import annotations
+
+import socket
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
