@@ -121,3 +121,14 @@ def decoder_path(name: str | None = None) -> str:
     says what to do, for a local path that does not exist or a hub id that cannot be had offline.
     """
     return resolve("decoder", name, embedded_decoder_path)
+
+
+def is_embedded_decoder(path: str | None = None) -> bool:
+    """Whether ``path`` (default: :func:`decoder_path`'s answer) is the embedded SmolLM2.
+
+    The decoder's counterpart of :func:`bertlab.models.encoder.is_course_checkpoint`: a page
+    asserts what SmolLM2 does (its replies end, it labels above chance) only when it runs on it;
+    on another decoder (``BERTLAB_DECODER``) it shows that model's numbers and must still run to
+    the end (``tests/course/test_model_switch.py``)."""
+    path = decoder_path(path)
+    return Path(path).is_dir() and Path(path).resolve() == Path(embedded_decoder_path()).resolve()

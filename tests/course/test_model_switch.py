@@ -1,16 +1,21 @@
-"""``BERTLAB_MODEL`` runs every page of the book on another BERT, offline.
+"""``BERTLAB_MODEL`` and ``BERTLAB_DECODER`` run every page of the book on another BERT and another
+decoder, offline.
 
 The introduction, the README and ``docs/model.md`` promise that one environment variable moves the
-whole book to another BERT. This test keeps that promise honest: it saves a second BERT made here
-(seeded, randomly initialised, tiny: 2 layers, hidden 64, the course tokenizer and vocabulary,
-the weights laid out as ``bert-base-uncased``'s are: encoder, pooler, MLM head and NSP head), points
-``BERTLAB_MODEL`` at its folder and executes each page that resolves the encoder, in a temporary
-copy of ``book/`` (so ``book/reference`` imports as in the build), one kernel at a time.
+whole book to another BERT, and one more to another decoder. This test keeps both promises
+honest: it saves a second BERT made here (seeded, randomly initialised, tiny: 2 layers, hidden 64,
+the course tokenizer and vocabulary, the weights laid out as ``bert-base-uncased``'s are: encoder,
+pooler, MLM head and NSP head) and a second decoder (seeded, random, tiny, laid out as SmolLM2 is,
+with its tokenizer and chat template), points both variables at their folders and executes each
+page that resolves the encoder, in a temporary copy of ``book/`` (so ``book/reference`` imports
+as in the build), one kernel at a time.
 
 A random model has learnt nothing, so a page may show that (a claim about what the course
-checkpoint learnt is measured on the course checkpoint by name); what it may not do is stop.
-The pages that never resolve ``BERTLAB_MODEL`` (the introduction and the model card, which
-always describe the course checkpoint) are checked to be exactly those, not run.
+checkpoint learnt is measured on the course checkpoint by name, one about what SmolLM2 does on
+SmolLM2: ``is_course_checkpoint``, ``is_embedded_decoder``); what it may not do is stop. The
+decoder switched too keeps this test quick: SmolLM2's 135M parameters were most of the time of
+Chapters 6 and 8 here. The pages that never resolve ``BERTLAB_MODEL`` (the introduction and the
+model card, which always describe the course checkpoint) are checked to be exactly those, not run.
 """
 
 from __future__ import annotations
@@ -78,9 +83,42 @@ def save_tiny_bert(folder: Path) -> Path:
     return folder
 
 
+def save_tiny_decoder(folder: Path) -> Path:
+    """A seeded random decoder laid out as the embedded SmolLM2 is (llama, tied embeddings), with
+    its tokenizer, chat template and generation settings: [L=2, H=64]."""
+    import torch
+    from transformers import AutoConfig, AutoTokenizer, GenerationConfig, LlamaForCausalLM
+
+    from bertlab.models.decoder import embedded_decoder_path
+
+    shipped = embedded_decoder_path()
+    config = AutoConfig.from_pretrained(shipped)
+    config.update(
+        {
+            "hidden_size": 64,
+            "intermediate_size": 128,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 2,
+            "num_key_value_heads": 1,
+            "head_dim": 32,
+            "bertlab_name": "a random 2-layer llama decoder (tests/course/test_model_switch.py)",
+        }
+    )
+    torch.manual_seed(0)
+    LlamaForCausalLM(config).save_pretrained(folder)
+    AutoTokenizer.from_pretrained(shipped).save_pretrained(folder)
+    GenerationConfig.from_pretrained(shipped).save_pretrained(folder)
+    return folder
+
+
 @pytest.fixture(scope="module")
 def tiny_bert(tmp_path_factory) -> Path:
     return save_tiny_bert(tmp_path_factory.mktemp("tiny-bert"))
+
+
+@pytest.fixture(scope="module")
+def tiny_decoder(tmp_path_factory) -> Path:
+    return save_tiny_decoder(tmp_path_factory.mktemp("tiny-decoder"))
 
 
 @pytest.fixture(scope="module")
@@ -110,14 +148,27 @@ def test_the_tiny_bert_is_a_second_model(tiny_bert):
     assert config["vocab_size"] == course["vocab_size"]
 
 
+def test_the_tiny_decoder_is_a_second_decoder(tiny_decoder):
+    from bertlab.models.decoder import embedded_decoder_path, is_embedded_decoder
+
+    config = json.loads((tiny_decoder / "config.json").read_text())
+    shipped = json.loads((Path(embedded_decoder_path()) / "config.json").read_text())
+    assert (config["num_hidden_layers"], config["hidden_size"]) == (2, 64)
+    assert config["vocab_size"] == shipped["vocab_size"] and config["model_type"] == "llama"
+    assert is_embedded_decoder() and not is_embedded_decoder(str(tiny_decoder))
+
+
 @pytest.mark.parametrize("stem", [p for p in PAGES])
-def test_page_runs_on_another_bert(stem, tiny_bert, book_copy, monkeypatch, record_property):
+def test_page_runs_on_another_bert(
+    stem, tiny_bert, tiny_decoder, book_copy, monkeypatch, record_property
+):
     import jupytext
     import nbclient
     import nbformat
 
     for name, value in {
         "BERTLAB_MODEL": str(tiny_bert),
+        "BERTLAB_DECODER": str(tiny_decoder),
         "HF_HUB_OFFLINE": "1",
         "MPLBACKEND": "Agg",
         "OMP_NUM_THREADS": "1",
@@ -137,7 +188,8 @@ def test_page_runs_on_another_bert(stem, tiny_bert, book_copy, monkeypatch, reco
     except nbclient.exceptions.CellExecutionError as err:
         nbformat.write(notebook, book_copy / f"{stem}.ipynb")
         pytest.fail(
-            f"book/{stem}.md stops with BERTLAB_MODEL={tiny_bert} (a random 2-layer BERT); "
+            f"book/{stem}.md stops with BERTLAB_MODEL={tiny_bert} and BERTLAB_DECODER="
+            f"{tiny_decoder} (a random 2-layer BERT and decoder); "
             f"a page may show that a model learnt nothing, but must not stop.\n"
             f"Executed notebook: {book_copy / f'{stem}.ipynb'}\n{err}"[-6000:]
         )
