@@ -7,16 +7,16 @@
   grading time (``tests/grader/test_hostile.py`` runs its whole list, one trick per submission, on the
   tiny test course ``tests/grader_course``, and the torch and answer-key tricks on ps00):
   a kernel rigged to blank every later cell scores 0; honest work that tries the network (off),
-  prints 200 MB on one line (cut to the cap), runs an endless loop (interrupted), then kills
-  its own kernel after the first test keeps exactly the tests before; every graded function
-  returning an object that claims to
-  equal anything (a plain object's ``==``, a tensor answering ``torch.equal`` / ``allclose`` /
+  prints 20 MB on one line (cut to the 1 MB cap; ``tests/grader/test_hostile_resources.py``
+  prints 200 MB once), runs an endless loop (interrupted), then kills its own kernel after the
+  first test keeps exactly the tests before; every graded function returning an object that
+  claims to equal anything (a plain object's ``==``, a tensor answering ``torch.equal`` / ``allclose`` /
   ``==`` itself) scores 0, so every hidden test compares plain values, even with every test
   cell edited to ``pass`` at 100 points (a graded cell of the student's own makes nbgrader
   refuse the notebook: ps00's suite shows it scores 0); functions that print the test cell
   calling them (the hidden tests' source) score 0, with none of it in their feedback; and a
   memory bomb, a process bomb and a 10-minute sleep that ignores the interrupt after the last
-  cell (of the liars) are stopped. The two time-limit cells get a 5 s limit and 5 s of grace
+  cell (of the liars) are stopped. The two time-limit cells get a 3 s limit and 5 s of grace
   after the interrupt (``hostile_tricks.short_time_limits``; every other cell keeps the
   course's 120 s): the course's own limits would cost four minutes per assignment;
 - the feedback HTML (of the stub, the solution and the hostile submissions) shows no
@@ -127,7 +127,7 @@ def hostile_submissions(solution) -> tuple[dict, set]:
     # just before the first test: the network (its output must stay visible), the flood, and an
     # endless loop (interrupted: the notebook goes on, and the first test still counts)
     dies = tricks.insert_after(
-        solution, first - 1, tricks.NETWORK, tricks.flood(200_000_000), tricks.ENDLESS_LOOP
+        solution, first - 1, tricks.NETWORK, tricks.flood(20_000_000), tricks.ENDLESS_LOOP
     )
     dies = tricks.insert_after(dies, first + 3, tricks.SELF_KILL)
     every_function = {**LIARS, "hostile-prints-calling-cell": PRINTS_CALLER}
@@ -198,7 +198,7 @@ def graded(request, tmp_path_factory):
     often wait, and the two cores have time to spare)."""
     assignment = request.param
     course = course_fixture.make_course(tmp_path_factory.mktemp(assignment))
-    tricks.short_time_limits(course)  # for the cells of the time-limit cases only
+    tricks.short_time_limits(course, seconds=3)  # the time-limit cases' cells only
     released = nbformat.read(course_fixture.release(course, assignment), as_version=4)
     with ThreadPoolExecutor(1) as beside:
         VALIDATED[course] = beside.submit(validate, course, assignment)
