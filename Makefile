@@ -114,7 +114,8 @@ book/live/node_modules/.package-lock.json: book/live/package-lock.json
 #                implementation of every assignment graded in process (tests/assignments/test_variants.py)
 #   make test    what CI runs: ruff and make check's tests, then one nbgrader round trip per assignment,
 #                the hostile and parallel graders (Dask, PostgreSQL), JupyterLab, beside the
-#                strict book build (its log in _build/book.log); then the built site in Chromium
+#                strict book build (its log in _build/book.log); then the built site in Chromium,
+#                on JOBS workers too (a page's checks mostly wait for Chromium, not for a core)
 JOBS ?= 2
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadgroup --durations=15
 
@@ -129,7 +130,7 @@ test: install lint
 	$(PYTEST) -m "not site"; tests=$$?; \
 	wait $$book; book_rc=$$?; echo "--- make book (exit status $$book_rc):"; cat _build/book.log; \
 	[ $$tests -eq 0 ] && [ $$book_rc -eq 0 ]
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m site
+	$(PYTEST) -m site
 
 ## Exercises (students) ----------------------------------------------------------------------
 
