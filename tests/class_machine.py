@@ -1,5 +1,6 @@
 """A class's machine for the hub's tests and bench: temporary system users, a Python they can
-run, and commands run as one of them (tests/grader/test_hub_exchange.py, tests/hub_bench.py).
+run, and commands run as one of them (tests/grader/test_hub_exchange.py, and the hub of
+tests/class_hub.py).
 
 Creating users needs root and the shadow tools (:func:`why_not_here`); every user made here is
 removed by :func:`remove_users`.

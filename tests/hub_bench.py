@@ -2,13 +2,14 @@
 
 A class arrives at once: the course's own hub (``hub/jupyterhub_config.py``: PAM, JupyterLab as
 each student's own system user, nbgrader's exchange) runs on loopback with temporary students
-(``blbench-<random>-sNN``, removed afterwards), and every student, in a thread of their own, logs
-in through the hub's login form, waits for their server, and fetches ps00 through the same
-request the Assignments tab sends (``POST /user/<name>/assignments/fetch``). Reported: the
-seconds until the whole class has fetched, and each student's; the memory of one idle student's
-server (the resident memory of every process the student runs, once all are idle); what a
-student's Validate of ps00 costs (seconds and peak memory of ``nbgrader validate`` as that
-student); and, from those figures, how many students this machine's memory and cores hold.
+(``blbench-<random>-sNN``, removed afterwards: :func:`class_hub.class_hub`), and every student,
+in a thread of their own, logs in through the hub's login form, waits for their server, and
+fetches ps00 through the same request the Assignments tab sends
+(``POST /user/<name>/assignments/fetch``). Reported: the seconds until the whole class has fetched,
+and each student's; the memory of one idle student's server (the resident memory of every process
+the student runs, once all are idle); what a student's Validate of ps00 costs (seconds and peak
+memory of ``nbgrader validate`` as that student); and, from those figures, how many students this
+machine's memory and cores hold.
 
 Needs root (it makes system users) and Node.js's ``npm`` (the hub's proxy, ``hub/package-lock.json``);
 where either is missing it says so and measures nothing.
@@ -16,145 +17,21 @@ where either is missing it says so and measures nothing.
 
 from __future__ import annotations
 
-import csv
 import os
 import re
-import secrets
-import shutil
-import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
 
 import class_machine
 import course_fixture
-from bertlab_grader.nbgrader_course import nbgrader_env
-from loopback import free_port
+from class_hub import ASSIGNMENT, class_hub, cookie, wait_for, why_not_here
 
 REPO = course_fixture.REPO
-HUB = REPO / "hub"
-ASSIGNMENT = "ps00-tokens"
 STUDENTS = int(os.environ.get("BERTLAB_BENCH_STUDENTS", "20"))
-sys.path.insert(0, str(HUB))
-
-
-def why_not_here() -> str | None:
-    why = class_machine.why_not_here()
-    if why:
-        return why
-    if not (HUB / "node_modules" / ".bin" / "configurable-http-proxy").exists():
-        if not shutil.which("npm"):
-            return "no npm for the hub's proxy (apt install nodejs npm)"
-        subprocess.run(
-            ["npm", "ci", "--no-audit", "--no-fund"], cwd=HUB, check=True, capture_output=True
-        )
-    return None
-
-
-@contextmanager
-def class_hub(n_students: int):
-    """The course's hub on loopback with ``n_students`` new students and ps00 published; yields
-    (hub URL, {student: password}, the Python the servers run, the shared model cache). Stops the
-    hub and removes the students and every file afterwards."""
-    import prepare
-
-    base = Path(
-        tempfile.mkdtemp(prefix="blbench-hub-", dir="/var/tmp")
-    )  # bwrap hides /tmp from kernels
-    os.chmod(base, 0o755)
-    tag = secrets.token_hex(2)
-    students = [f"blbench-{tag}-s{i:02d}" for i in range(1, n_students + 1)]
-    roster = {f"blbench-{tag}-instructor": "instructor", **dict.fromkeys(students, "student")}
-    state, exchange = base / "state", base / "exchange"
-    state.mkdir(mode=0o700)
-    hub = None
-    made: list[str] = []
-    try:
-        with (base / "roster.csv").open("w", newline="") as f:
-            csv.writer(f).writerows([("username", "role"), *roster.items()])
-        made += prepare.create_accounts(roster, state)
-        with (state / "new-passwords.csv").open(newline="") as f:
-            passwords = {row["username"]: row["password"] for row in csv.DictReader(f)}
-        python = class_machine.student_python(students[0], base)
-        if python is None:
-            raise SystemExit(
-                "hub bench: no Python the students can run (see tests/class_machine.py)"
-            )
-        prepare.make_exchange(exchange)
-        prepare.shared_models(base / "models")  # as make hub does: the students' kernels read it
-        course = course_fixture.make_course(base / "course")
-        env = {
-            "BERTLAB_EXCHANGE": str(exchange),
-            "BERTLAB_HUB_STATE": str(state),
-            "BERTLAB_HUB_CACHE": str(base / "models"),
-            "BERTLAB_HUB_ROSTER": str(base / "roster.csv"),
-        }
-
-        def grader(*args: str) -> None:
-            course_fixture.grader(course, *args, env=env)
-
-        grader("release", ASSIGNMENT)
-        prepare.close_private_folders(course, roster)
-        grader("publish", ASSIGNMENT)
-        port = free_port()
-        hub = subprocess.Popen(
-            [python, "-m", "jupyterhub", "-f", str(HUB / "jupyterhub_config.py"), "--ip=127.0.0.1",
-             f"--port={port}", f"--JupyterHub.hub_port={free_port()}",
-             f"--ConfigurableHTTPProxy.api_url=http://127.0.0.1:{free_port()}"],
-            cwd=state, env={**nbgrader_env(), **env}, stdout=subprocess.DEVNULL, stderr=open(base / "hub.log", "w"),
-            start_new_session=True,
-        )  # fmt: skip
-        url = f"http://127.0.0.1:{port}/"
-        wait_for(lambda: _status(url + "hub/api/") == 200, 60, hub, base / "hub.log")
-        yield url, {s: passwords[s] for s in students}, python, str(base / "models")
-    finally:
-        if sys.exc_info()[0] is not None and (base / "hub.log").is_file():
-            kept = Path(tempfile.gettempdir()) / "bertlab-hub-bench.log"
-            shutil.copy(base / "hub.log", kept)
-            print(f"hub bench: the hub's log is {kept}", file=sys.stderr)
-        if hub is not None:
-            hub.send_signal(signal.SIGTERM)  # the hub stops the students' servers as it exits
-            try:
-                hub.wait(60)
-            except subprocess.TimeoutExpired:
-                os.killpg(hub.pid, signal.SIGKILL)
-        for name in made:
-            subprocess.run(["pkill", "-KILL", "-u", name], capture_output=True)
-        class_machine.remove_users(made)
-        shutil.rmtree(base, ignore_errors=True)
-
-
-def _status(url: str) -> int:
-    import requests
-
-    try:
-        return requests.get(url, timeout=5).status_code
-    except requests.RequestException:
-        return 0
-
-
-def wait_for(ready, seconds: float, hub=None, log: Path | None = None) -> None:
-    deadline = time.monotonic() + seconds
-    while not ready():
-        if hub is not None and hub.poll() is not None:
-            raise SystemExit(
-                f"hub bench: the hub exited ({hub.returncode}):\n{log.read_text()[-3000:]}"
-            )
-        if time.monotonic() > deadline:
-            tail = f":\n{log.read_text()[-3000:]}" if log else ""
-            raise SystemExit(f"hub bench: not ready after {seconds} s{tail}")
-        time.sleep(0.5)
-
-
-def cookie(session, name: str, path: str) -> str | None:
-    """The value of the cookie ``name`` set for ``path`` (or a path above it)."""
-    found = [c for c in session.cookies if c.name == name and path.startswith(c.path.rstrip("/"))]
-    return max(found, key=lambda c: len(c.path)).value if found else None
 
 
 def arrive(url: str, student: str, password: str, course_id: str) -> tuple[float, int]:
@@ -240,15 +117,16 @@ def hub_logins() -> list[str]:
         .load_config()
         .CourseDirectory.course_id
     )
-    with class_hub(STUDENTS) as (url, students, python, cache):
+    with class_hub(STUDENTS) as hub:
+        students = hub.students
         start = time.perf_counter()
         with ThreadPoolExecutor(len(students)) as pool:
-            arrived = list(pool.map(lambda s: arrive(url, s, students[s], course_id), students))
+            arrived = list(pool.map(lambda s: arrive(hub.url, s, students[s], course_id), students))
         whole = time.perf_counter() - start
         each, relaunched = [a[0] for a in arrived], sum(a[1] for a in arrived)
         time.sleep(10)  # every server idle
         idle = statistics.median(resident_mb(s) for s in students)
-        seconds, peak = validate_once(python, next(iter(students)), cache)
+        seconds, peak = validate_once(hub.python, next(iter(students)), hub.models)
     memory_gb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     cores = os.cpu_count() or 1
     by_memory = int(0.8 * memory_gb * 1024 // (idle + peak)) if peak == peak else None
