@@ -115,7 +115,9 @@ book/live/node_modules/.package-lock.json: book/live/package-lock.json
 #   make test    what CI runs: ruff and make check's tests, then one nbgrader round trip per assignment,
 #                the hostile and parallel graders (Dask, PostgreSQL), JupyterLab, beside the
 #                strict book build (its log in _build/book.log); then the built site in Chromium,
-#                on JOBS workers too (a page's checks mostly wait for Chromium, not for a core)
+#                on JOBS workers (a page's checks mostly wait for Chromium, not for a core), but for
+#                the full-page screenshots of tests/site/test_browser.py, which run alone after them:
+#                beside another Chromium, one such screenshot once waited past Playwright's 30 s
 JOBS ?= 2
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadgroup --durations=15
 
@@ -130,7 +132,8 @@ test: install lint
 	$(PYTEST) -m "not site"; tests=$$?; \
 	wait $$book; book_rc=$$?; echo "--- make book (exit status $$book_rc):"; cat _build/book.log; \
 	[ $$tests -eq 0 ] && [ $$book_rc -eq 0 ]
-	$(PYTEST) -m site
+	$(PYTEST) -m site --ignore=tests/site/test_browser.py
+	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=5 -m site tests/site/test_browser.py
 
 ## Exercises (students) ----------------------------------------------------------------------
 

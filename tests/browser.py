@@ -288,6 +288,21 @@ def _inked_rows(shot: bytes, left: int, right: int) -> list[int]:
     return [int(row * scale) for row in inked]
 
 
+def _full_page_shot(page, where: str) -> bytes:
+    """A full-page JPEG. Chromium has once left such a capture waiting past Playwright's 30 s on
+    a busy machine; a second try gets 90 s, and the error then names the page."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    options = dict(full_page=True, type="jpeg", quality=80, animations="disabled")
+    try:
+        return page.screenshot(**options)
+    except PlaywrightTimeout:
+        try:
+            return page.screenshot(**options, timeout=90_000)
+        except PlaywrightTimeout as error:
+            raise AssertionError(f"no full-page screenshot of {where} in 120 s: {error}") from None
+
+
 def check_screenshot(
     page, report: PageReport, name: str, viewport: dict, folder: Path | None
 ) -> None:
@@ -305,7 +320,7 @@ def check_screenshot(
     page.evaluate("window.scrollTo(0, 0)")
     page.wait_for_timeout(200)
     extent = page.evaluate(_EXTENT_JS)
-    shot = page.screenshot(full_page=True, type="jpeg", quality=80, animations="disabled")
+    shot = _full_page_shot(page, f"{report.path} at {name} width")
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)
         target = folder / f"{report.path.removesuffix('.html').replace('/', '-')}-{name}.jpg"
