@@ -118,25 +118,38 @@ def record(course: Path, assignment: str, outcome: Outcome) -> None:
                 stamp = datetime.fromisoformat(outcome.timestamp) if outcome.timestamp else None
                 gradebook.update_or_create_submission(assignment, outcome.student, timestamp=stamp)
                 for name, notebook in outcome.notebooks.items():
-                    gradebook.find_submission_notebook(
-                        name, assignment, outcome.student
-                    ).flagged = notebook["flagged"]
-                    for cell, values in notebook["grades"].items():
-                        grade = gradebook.find_grade(cell, name, assignment, outcome.student)
-                        grade.auto_score, grade.needs_manual_grade = (
-                            values["auto_score"],
-                            values["needs_manual_grade"],
-                        )
-                    for cell, text in notebook["comments"].items():
-                        gradebook.find_comment(
-                            cell, name, assignment, outcome.student
-                        ).auto_comment = text
+                    _write_notebook(gradebook, assignment, outcome.student, name, notebook)
             commit()
         except BaseException:
             gradebook.db.rollback()
             raise
         finally:
             gradebook.db.commit = commit
+
+
+def _write_notebook(gradebook, assignment: str, student: str, name: str, notebook: dict) -> None:
+    """One notebook's flag, auto scores and comments onto its rows: its grades and comments are
+    read once (nbgrader's ``find_grade`` per cell joins four tables and flushes before each
+    query, most of the parent's time per submission), and written in one flush at the commit.
+    A cell the gradebook does not have is refused as ``find_grade`` refuses it."""
+    from nbgrader.api import MissingEntry
+
+    def row(rows: dict, cell: str):
+        if cell not in rows:
+            raise MissingEntry(f"No such cell: {assignment}/{student}/{name}/{cell}")
+        return rows[cell]
+
+    graded = gradebook.find_submission_notebook(name, assignment, student)
+    with gradebook.db.no_autoflush:
+        grades = {grade.name: grade for grade in graded.grades}
+        comments = {comment.name: comment for comment in graded.comments}
+        graded.flagged = notebook["flagged"]
+        for cell, values in notebook["grades"].items():
+            grade = row(grades, cell)
+            grade.auto_score = values["auto_score"]
+            grade.needs_manual_grade = values["needs_manual_grade"]
+        for cell, text in notebook["comments"].items():
+            row(comments, cell).auto_comment = text
 
 
 def settle(
