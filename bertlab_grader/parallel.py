@@ -40,6 +40,17 @@ from bertlab_grader.nbgrader_course import (
 from bertlab_grader.records import Outcome, failed, place_graded, read_submission, settle
 
 STATE_FILE = ".bertlab-graded.json"
+#: What a worker needs before its first submission: nbgrader's API, converters and preprocessors,
+#: and the grader's own preprocessors the course config names (:mod:`bertlab_grader.config`).
+WORKER_IMPORTS = [
+    "bertlab_grader.parallel",
+    "nbgrader.apps",
+    "nbgrader.converters",
+    "nbgrader.preprocessors",
+    "bertlab_grader.guarded_execute",
+    "bertlab_grader.pasted_cells",
+    "bertlab_grader.feedback_redaction",
+]
 _worker: dict = {}  # in each worker process: its scratch course and NbGraderAPI
 
 
@@ -59,13 +70,16 @@ def db_url(course: Path) -> str:
 # --- in a worker process -------------------------------------------------------------------
 
 
-def _start_worker(source: str, snapshot: str, env: dict) -> None:
+def _start_worker(source: str, snapshot: str, env: dict, cwd: str) -> None:
     """Make this worker's scratch course and its NbGraderAPI (once per process). Its gradebook is
     a copy of the release's, ``snapshot`` (:func:`bertlab_grader.nbgrader_course.gradebook_snapshot`);
-    its config and sources are the course's at ``source``."""
+    its config and sources are the course's at ``source``. Its environment and folder are the
+    parent's now (``env``, ``cwd``), not the fork server's from when it started."""
     from multiprocessing.util import Finalize
 
+    os.environ.clear()
     os.environ.update(env)
+    os.chdir(cwd)
     course = scratch_copy(Path(source), Path(tempfile.mkdtemp(prefix="bertlab-grader-")))
     Finalize(None, shutil.rmtree, args=(course,), kwargs={"ignore_errors": True}, exitpriority=10)
     os.environ[layout.GRADEBOOK_ENV] = "sqlite:///" + str(
@@ -131,6 +145,18 @@ def to_grade(course: Path, assignment: str, students: list[str] | None, force: b
 EXTRA_WORKER_FROM = 16
 
 
+def _worker_context():
+    """Workers forked from a fork server: a fresh interpreter (no kernels or threads of this
+    process) that imports :data:`WORKER_IMPORTS` once, so that N workers do not each import
+    nbgrader (about 1.5 CPU-seconds apiece; on 2 cores, 12 ps01 submissions grade about 1 s
+    sooner than with ``spawn``). Where a fork server cannot run (not POSIX), ``spawn``."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(WORKER_IMPORTS)  # read when the server starts: once
+    return context
+
+
 def default_workers(submissions: int, cores: int | None = None) -> int:
     """How many workers grade ``submissions`` at once: one per core, and one more for a batch of
     at least :data:`EXTRA_WORKER_FROM` submissions per core, never more than the submissions.
@@ -138,7 +164,8 @@ def default_workers(submissions: int, cores: int | None = None) -> int:
     A worker is idle about a quarter of its time, waiting on its kernel (measured on ps01 on 2
     cores: plain serial nbgrader keeps one core busy 75% of the time), so a worker more than the
     cores fills those gaps: 60 submissions took 51 s with 3 workers and 57 s with 2. But each worker
-    starts once (nbgrader, then its warm-kernel zygote importing torch: about 6 CPU-seconds), so
+    starts once (its warm-kernel zygote importing torch: about 4 CPU-seconds; nbgrader is
+    imported once for all, :func:`_worker_context`), so
     the extra one pays only past about 30 submissions on 2 cores (12 took 19.6 s with 3 workers and
     16.1 s with 2). ``python tests/bench.py section_grading`` measures both sizes."""
     cores = cores or os.cpu_count() or 1
@@ -168,15 +195,13 @@ def autograde(
             Path(scratch) / "gradebook.db"
         )  # after the release: the cells and hidden tests
         shutil.copy(gradebook_snapshot(course, assignment, Path(scratch)), snapshot)
-        context = multiprocessing.get_context(
-            "spawn"
-        )  # a fresh interpreter: no inherited kernels or threads
+        context = _worker_context()
         with (
             ProcessPoolExecutor(
                 workers,
                 mp_context=context,
                 initializer=_start_worker,
-                initargs=(str(course), snapshot, env),
+                initargs=(str(course), snapshot, env, os.getcwd()),
             ) as pool,
             tqdm(
                 total=len(todo),
