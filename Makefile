@@ -133,7 +133,7 @@ test: install lint
 	wait $$book; book_rc=$$?; echo "--- make book (exit status $$book_rc):"; cat _build/book.log; \
 	[ $$tests -eq 0 ] && [ $$book_rc -eq 0 ]
 	$(PYTEST) -m site --ignore=tests/site/test_browser.py
-	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=5 -m site tests/site/test_browser.py
+	$(PYTEST) -n 0 -m site tests/site/test_browser.py
 
 ## Exercises (students) ----------------------------------------------------------------------
 
