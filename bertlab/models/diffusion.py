@@ -84,3 +84,18 @@ def control_path(cache_dir: Path | None = None) -> str:
 def diffusion_model_path(name: str | None = None) -> str:
     """The masked diffusion model Chapter 6b loads: ``name``, else ``$BERTLAB_DIFFUSION``, else the shipped one."""
     return resolve("diffusion", name, diffusion_path)
+
+
+def is_course_diffusion(name: str | None = None) -> bool:
+    """Whether the model :func:`diffusion_model_path` resolves (``name``, else
+    ``$BERTLAB_DIFFUSION``) is the shipped masked diffusion model.
+
+    Chapter 6b asserts what the shipped model learnt (it writes better definitions than the
+    checkpoint, it holds up at high masking ratios) only when it runs on it, as the pages do with
+    :func:`bertlab.models.encoder.is_course_checkpoint` for ``BERTLAB_MODEL``; with another model
+    it shows that model's numbers and must still run to the end
+    (``tests/course/test_model_switch.py``)."""
+    if not is_shipped():
+        return False
+    path = diffusion_model_path(name)
+    return Path(path).is_dir() and Path(path).resolve() == Path(diffusion_path()).resolve()

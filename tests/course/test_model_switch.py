@@ -1,21 +1,24 @@
-"""``BERTLAB_MODEL`` and ``BERTLAB_DECODER`` run every page of the book on another BERT and another
-decoder, offline.
+"""``BERTLAB_MODEL``, ``BERTLAB_DECODER`` and ``BERTLAB_DIFFUSION`` run every page of the book on
+another BERT, another decoder and another masked diffusion model, offline.
 
 The introduction, the README and ``docs/model.md`` promise that one environment variable moves the
-whole book to another BERT, and one more to another decoder. This test keeps both promises
-honest: it saves a second BERT made here (seeded, randomly initialised, tiny: 2 layers, hidden 64,
-the course tokenizer and vocabulary, the weights laid out as ``bert-base-uncased``'s are: encoder,
-pooler, MLM head and NSP head) and a second decoder (seeded, random, tiny, laid out as SmolLM2 is,
-with its tokenizer and chat template), points both variables at their folders and executes each
+whole book to another BERT, one more to another decoder, and one Chapter 6b's diffusion model.
+This test keeps those promises honest: it saves a second BERT made here (seeded, randomly
+initialised, tiny: 2 layers, hidden 64, the course tokenizer and vocabulary, the weights laid out
+as ``bert-base-uncased``'s are: encoder, pooler, MLM head and NSP head), a third one of another
+seed as the diffusion model, and a second decoder (seeded, random, tiny, laid out as SmolLM2 is,
+with its tokenizer and chat template), points the variables at their folders and executes each
 page that resolves the encoder, in a temporary copy of ``book/`` (so ``book/reference`` imports
 as in the build), one kernel at a time.
 
 A random model has learnt nothing, so a page may show that (a claim about what the course
 checkpoint learnt is measured on the course checkpoint by name, one about what SmolLM2 does on
-SmolLM2: ``is_course_checkpoint``, ``is_embedded_decoder``); what it may not do is stop. The
-decoder switched too keeps this test quick: SmolLM2's 135M parameters were most of the time of
-Chapters 6 and 8 here. The pages that never resolve ``BERTLAB_MODEL`` (the introduction and the
-model card, which always describe the course checkpoint) are checked to be exactly those, not run.
+SmolLM2, one about what the shipped diffusion model learnt on it: ``is_course_checkpoint``,
+``is_embedded_decoder``, ``is_course_diffusion``); what it may not do is stop. The decoder and
+the diffusion model switched too keep this test quick: SmolLM2's 135M parameters were most of
+the time of Chapters 6 and 8 here, the shipped diffusion model half of Chapter 6b's. The pages
+that never resolve ``BERTLAB_MODEL`` (the introduction and the model card, which always describe
+the course checkpoint) are checked to be exactly those, not run.
 """
 
 from __future__ import annotations
@@ -55,8 +58,8 @@ def resolves_the_encoder(stem: str) -> bool:
 PAGES = [stem for stem in toc_pages() if resolves_the_encoder(stem)]
 
 
-def save_tiny_bert(folder: Path) -> Path:
-    """A seeded random BERT with the course tokenizer, saved as a hub checkpoint is: [L=2, H=64]."""
+def save_tiny_bert(folder: Path, seed: int = 0) -> Path:
+    """A random BERT (``seed``) with the course tokenizer, saved as a hub checkpoint is: [L=2, H=64]."""
     import torch
     from transformers import AutoTokenizer, BertConfig, BertForPreTraining
 
@@ -72,7 +75,7 @@ def save_tiny_bert(folder: Path) -> Path:
         intermediate_size=128,
         max_position_embeddings=512,
     )
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     # BertForPreTraining has bert-base-uncased's tensors (pooler and NSP head included); its config,
     # like bert-base-uncased's, names BertForMaskedLM as the architecture.
     BertForPreTraining(config).save_pretrained(folder)
@@ -117,6 +120,11 @@ def tiny_bert(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
+def tiny_diffusion(tmp_path_factory) -> Path:
+    return save_tiny_bert(tmp_path_factory.mktemp("tiny-diffusion"), seed=1)
+
+
+@pytest.fixture(scope="module")
 def tiny_decoder(tmp_path_factory) -> Path:
     return save_tiny_decoder(tmp_path_factory.mktemp("tiny-decoder"))
 
@@ -158,9 +166,17 @@ def test_the_tiny_decoder_is_a_second_decoder(tiny_decoder):
     assert is_embedded_decoder() and not is_embedded_decoder(str(tiny_decoder))
 
 
+def test_the_tiny_diffusion_model_is_a_second_diffusion_model(tiny_diffusion, tiny_bert):
+    from bertlab.models.diffusion import is_course_diffusion
+
+    assert is_course_diffusion() and not is_course_diffusion(str(tiny_diffusion))
+    weights = "model.safetensors"
+    assert (tiny_diffusion / weights).read_bytes() != (tiny_bert / weights).read_bytes()
+
+
 @pytest.mark.parametrize("stem", [p for p in PAGES])
 def test_page_runs_on_another_bert(
-    stem, tiny_bert, tiny_decoder, book_copy, monkeypatch, record_property
+    stem, tiny_bert, tiny_decoder, tiny_diffusion, book_copy, monkeypatch, record_property
 ):
     import jupytext
     import nbclient
@@ -169,6 +185,7 @@ def test_page_runs_on_another_bert(
     for name, value in {
         "BERTLAB_MODEL": str(tiny_bert),
         "BERTLAB_DECODER": str(tiny_decoder),
+        "BERTLAB_DIFFUSION": str(tiny_diffusion),
         "HF_HUB_OFFLINE": "1",
         "MPLBACKEND": "Agg",
         "OMP_NUM_THREADS": "1",
@@ -188,8 +205,9 @@ def test_page_runs_on_another_bert(
     except nbclient.exceptions.CellExecutionError as err:
         nbformat.write(notebook, book_copy / f"{stem}.ipynb")
         pytest.fail(
-            f"book/{stem}.md stops with BERTLAB_MODEL={tiny_bert} and BERTLAB_DECODER="
-            f"{tiny_decoder} (a random 2-layer BERT and decoder); "
+            f"book/{stem}.md stops with BERTLAB_MODEL={tiny_bert}, BERTLAB_DECODER="
+            f"{tiny_decoder} and BERTLAB_DIFFUSION={tiny_diffusion} (random 2-layer BERTs and "
+            f"decoder); "
             f"a page may show that a model learnt nothing, but must not stop.\n"
             f"Executed notebook: {book_copy / f'{stem}.ipynb'}\n{err}"[-6000:]
         )
