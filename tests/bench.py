@@ -257,12 +257,11 @@ def parallel_grading(assignment: str = "ps00-tokens", n: int = 20, workers: int 
         parallel.autograde(ours, assignment, workers=workers, progress=False)
         ours_s = time.perf_counter() - start
         graded = [s for s, k in kinds.items() if k != "not-a-notebook"]
-        same = all(
-            course_fixture.scores(plain, assignment, s)
-            == course_fixture.scores(ours, assignment, s)
-            == course_fixture.scores(plain_warm, assignment, s)
-            for s in graded
-        )
+        differences = score_differences(plain, ours, assignment, kinds) + [
+            f"(warm plain) {line}"
+            for line in score_differences(plain, plain_warm, assignment, kinds)
+        ]
+        same = not differences
         honest = next(s for s, k in kinds.items() if k == "honest")
         own = execution_seconds(course_fixture.solution_notebook(assignment), Path(scratch))
         stub_own = execution_seconds(
@@ -297,7 +296,28 @@ def parallel_grading(assignment: str = "ps00-tokens", n: int = 20, workers: int 
         f"  speed-up {ratio:.2f}x (target >= 1.8x; {plain_warm_s / ours_s:.2f}x over warm plain nbgrader), "
         f"overhead target <= 1 s; scores identical: {same}"
     )
+    for line in differences:
+        print(f"    {line}")
     return [] if ratio >= 1.8 and ours_over <= 1.0 and same else ["parallel grading"]
+
+
+def score_differences(plain: Path, ours: Path, assignment: str, kinds: dict[str, str]) -> list[str]:
+    """Every graded cell whose score differs between two courses that graded the same batch
+    (:func:`grading_batch`'s students and kinds): student, kind, cell, and both scores."""
+    found = []
+    for student, kind in kinds.items():
+        if kind == "not-a-notebook":
+            continue
+        a = course_fixture.scores(plain, assignment, student)
+        b = course_fixture.scores(ours, assignment, student)
+        for cell in sorted(set(a) | set(b)):
+            x, y = a.get(cell), b.get(cell)
+            if x != y:
+                found.append(
+                    f"{student} ({kind}) {cell}: plain {x.score if x else 'missing'}, "
+                    f"course grader {y.score if y else 'missing'}"
+                )
+    return found
 
 
 def section_grading(
@@ -329,18 +349,16 @@ def section_grading(
             start = time.perf_counter()
             parallel.autograde(ours, assignment, workers=workers, progress=False)
             ours_s = time.perf_counter() - start
-            graded = [s for s, k in kinds.items() if k != "not-a-notebook"]
-            same = all(
-                course_fixture.scores(plain, assignment, s)
-                == course_fixture.scores(ours, assignment, s)
-                for s in graded
-            )
+            differences = score_differences(plain, ours, assignment, kinds)
+            same = not differences
         ratio, target = plain_s / ours_s, targets.get(n, 1.6)
         used = workers or parallel.default_workers(n)
         print(
             f"  {n:3d} submissions: plain {plain_s:6.1f} s, course grader {ours_s:6.1f} s ({used} workers), "
             f"speed-up {ratio:.2f}x (target >= {target}x); scores identical: {same}"
         )
+        for line in differences:
+            print(f"    {line}")
         if ratio < target or not same:
             failures.append(f"section grading at {n}")
     return failures
