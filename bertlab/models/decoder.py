@@ -30,7 +30,7 @@ import importlib.util
 from pathlib import Path
 
 from bertlab.models.cache import MARKER, build_once, cache_root, is_intact, quiet_hub_bars, sha256  # noqa: F401 (MARKER: for callers)
-from bertlab.models.resolve import MODELS, ModelNotAvailableError, resolve
+from bertlab.models.resolve import MODELS, ModelNotAvailableError, is_folder, resolve
 
 DECODER_ENV_VAR = MODELS["decoder"].env_var
 
@@ -131,4 +131,4 @@ def is_embedded_decoder(path: str | None = None) -> bool:
     on another decoder (``BERTLAB_DECODER``) it shows that model's numbers and must still run to
     the end (``tests/course/test_model_switch.py``)."""
     path = decoder_path(path)
-    return Path(path).is_dir() and Path(path).resolve() == Path(embedded_decoder_path()).resolve()
+    return is_folder(path, embedded_decoder_path())

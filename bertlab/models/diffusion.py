@@ -22,7 +22,7 @@ from pathlib import Path
 from bertlab.models import shipped
 from bertlab.models.cache import quiet_hub_bars
 from bertlab.models.encoder import checkpoint_path
-from bertlab.models.resolve import MODELS, resolve
+from bertlab.models.resolve import MODELS, is_folder, resolve
 from bertlab.models.shipped import DamagedCheckpointError
 
 WEIGHTS_DIR = shipped.WEIGHTS / "diffusion"
@@ -97,5 +97,4 @@ def is_course_diffusion(name: str | None = None) -> bool:
     (``tests/course/test_model_switch.py``)."""
     if not is_shipped():
         return False
-    path = diffusion_model_path(name)
-    return Path(path).is_dir() and Path(path).resolve() == Path(diffusion_path()).resolve()
+    return is_folder(diffusion_model_path(name), diffusion_path())

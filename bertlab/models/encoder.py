@@ -32,7 +32,7 @@ from pathlib import Path
 
 from bertlab.models import shipped
 from bertlab.models.cache import public_path, sha256
-from bertlab.models.resolve import MODELS, ModelNotAvailableError, resolve
+from bertlab.models.resolve import MODELS, ModelNotAvailableError, is_folder, resolve
 from bertlab.models.shipped import DamagedCheckpointError
 
 ENV_VAR = MODELS["encoder"].env_var
@@ -130,7 +130,7 @@ def is_course_checkpoint(path: str | None = None) -> bool:
     if not is_shipped():
         return False
     path = model_path(path)
-    return Path(path).is_dir() and Path(path).resolve() == Path(checkpoint_path()).resolve()
+    return is_folder(path, checkpoint_path())
 
 
 def model_path(name: str | None = None) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import Callable
 
 
@@ -98,6 +99,13 @@ def resolve(
     if short_names and name in short_names:
         return short_names[name]()
     return resolve_named(name, partial(not_available, kind))
+
+
+def is_folder(resolved: str, folder: str) -> bool:
+    """Whether ``resolved`` (what :func:`resolve` returned) is the local folder ``folder``: how a
+    page tells that it runs on the model the course ships (``is_course_checkpoint``,
+    ``is_embedded_decoder``, ``is_course_diffusion``) and not on another one a variable names."""
+    return Path(resolved).is_dir() and Path(resolved).resolve() == Path(folder).resolve()
 
 
 def _offline() -> bool:
