@@ -33,6 +33,7 @@ Its parts, one idea each:
 - :mod:`~bertlab_grader.pasted_cells`: a graded cell pasted twice is not a reason to refuse a notebook;
 - :mod:`~bertlab_grader.collect`, :mod:`~bertlab_grader.grade_report`, :mod:`~bertlab_grader.export`:
   submissions in, the per-student table, CSV out.
+- :mod:`~bertlab_grader.unused_imports`: what its processes never import (a second of each start).
 
 The nbgrader round trip the tests run in a scratch course is the tests' own
 (``tests/course_fixture.py``).

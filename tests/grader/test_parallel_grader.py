@@ -401,3 +401,29 @@ def test_one_worker_per_core_and_one_more_for_a_large_batch():
     assert parallel.default_workers(big - 1, cores=2) == 2
     assert parallel.default_workers(big, cores=2) == 3
     assert parallel.default_workers(1, cores=8) == 1  # never more workers than submissions
+
+
+def test_the_workers_leave_out_the_iri_grammar_and_still_read_notebooks():
+    """The workers' fork server imports ``unused_imports`` before nbgrader: jsonschema then skips
+    its IRI checker, whose module builds a Lark grammar at import (a second of a worker's start),
+    and nbformat still reads and validates a notebook, a bad one included."""
+    import subprocess
+    import sys
+
+    assert parallel.WORKER_IMPORTS[0] == "bertlab_grader.unused_imports"
+    check = (
+        "import sys, importlib.util, bertlab_grader.unused_imports, nbformat, nbgrader.apps\n"
+        "nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('1')])\n"
+        "nbformat.validate(nbformat.reads(nbformat.writes(nb), as_version=4))\n"
+        "try:\n"
+        "    nbformat.validate({'cells': 1})\n"
+        "except nbformat.ValidationError:\n"
+        "    pass\n"
+        "else:\n"
+        "    sys.exit('a bad notebook validated')\n"
+        "print('rfc3987_syntax' in sys.modules, sys.modules.get('rfc3987_syntax', 0) is None)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", check], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["True", "True"], "the IRI grammar's module is marked absent, never imported"
