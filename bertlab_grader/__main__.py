@@ -273,7 +273,7 @@ def parser() -> argparse.ArgumentParser:
             "--workers",
             type=int,
             default=None,
-            help="students at once (default: one per core, one more from 16 submissions per core)",
+            help="students at once (default: one per core, one more from 8 submissions per core)",
         )
         sub.add_argument(
             "--scheduler",

@@ -144,7 +144,7 @@ def to_grade(course: Path, assignment: str, students: list[str] | None, force: b
 
 
 #: Submissions per core from which one worker more than the cores pays for its start.
-EXTRA_WORKER_FROM = 16
+EXTRA_WORKER_FROM = 8
 
 
 def _worker_context():
@@ -165,13 +165,14 @@ def default_workers(submissions: int, cores: int | None = None) -> int:
     """How many workers grade ``submissions`` at once: one per core, and one more for a batch of
     at least :data:`EXTRA_WORKER_FROM` submissions per core, never more than the submissions.
 
-    A worker is idle about a quarter of its time, waiting on its kernel (measured on ps01 on 2
-    cores: plain serial nbgrader keeps one core busy 75% of the time), so a worker more than the
-    cores fills those gaps: 60 submissions took 51 s with 3 workers and 57 s with 2. But each worker
-    starts once (its warm-kernel zygote importing torch: about 4 CPU-seconds; nbgrader is
-    imported once for all, :func:`_worker_context`), so
-    the extra one pays only past about 30 submissions on 2 cores (12 took 19.6 s with 3 workers and
-    16.1 s with 2). ``python tests/bench.py section_grading`` measures both sizes."""
+    A worker waits on its kernel part of the time (starting it, reading its replies), so a worker
+    more than the cores fills those gaps; but each worker starts once (its warm-kernel zygote
+    importing torch: about 4 CPU-seconds; nbgrader is imported once for all,
+    :func:`_worker_context`). Measured on ps01 on 2 cores, 2 workers against 3: 60 submissions
+    49.4 and 52.1 s against 44.1 and 45.2 s; 32: 29.5 and 30.6 s against 27.3 and 28.5 s; 20: 24.3
+    and 21.7 s against 22.7 and 20.9 s; 12: 15.2-16.3 s against 14.5-15.9 s, a draw, where the
+    third zygote's memory is not worth it. ``python tests/bench.py section_grading`` measures 12
+    and 60."""
     cores = cores or os.cpu_count() or 1
     wanted = cores + 1 if submissions >= EXTRA_WORKER_FROM * cores else cores
     return max(1, min(wanted, submissions))
