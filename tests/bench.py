@@ -257,10 +257,9 @@ def parallel_grading(assignment: str = "ps00-tokens", n: int = 20, workers: int 
         parallel.autograde(ours, assignment, workers=workers, progress=False)
         ours_s = time.perf_counter() - start
         graded = [s for s, k in kinds.items() if k != "not-a-notebook"]
-        differences = score_differences(plain, ours, assignment, kinds) + [
-            f"(warm plain) {line}"
-            for line in score_differences(plain, plain_warm, assignment, kinds)
-        ]
+        differences = score_differences(plain, ours, assignment, kinds) + score_differences(
+            plain, plain_warm, assignment, kinds, names=("plain", "warm plain")
+        )
         same = not differences
         honest = next(s for s, k in kinds.items() if k == "honest")
         own = execution_seconds(course_fixture.solution_notebook(assignment), Path(scratch))
@@ -301,9 +300,16 @@ def parallel_grading(assignment: str = "ps00-tokens", n: int = 20, workers: int 
     return [] if ratio >= 1.8 and ours_over <= 1.0 and same else ["parallel grading"]
 
 
-def score_differences(plain: Path, ours: Path, assignment: str, kinds: dict[str, str]) -> list[str]:
+def score_differences(
+    plain: Path,
+    ours: Path,
+    assignment: str,
+    kinds: dict[str, str],
+    names: tuple[str, str] = ("plain", "course grader"),
+) -> list[str]:
     """Every graded cell whose score differs between two courses that graded the same batch
-    (:func:`grading_batch`'s students and kinds): student, kind, cell, and both scores."""
+    (:func:`grading_batch`'s students and kinds): student, kind, cell, and both scores, each
+    under its course's name in ``names``."""
     found = []
     for student, kind in kinds.items():
         if kind == "not-a-notebook":
@@ -314,8 +320,8 @@ def score_differences(plain: Path, ours: Path, assignment: str, kinds: dict[str,
             x, y = a.get(cell), b.get(cell)
             if x != y:
                 found.append(
-                    f"{student} ({kind}) {cell}: plain {x.score if x else 'missing'}, "
-                    f"course grader {y.score if y else 'missing'}"
+                    f"{student} ({kind}) {cell}: {names[0]} {x.score if x else 'missing'}, "
+                    f"{names[1]} {y.score if y else 'missing'}"
                 )
     return found
 

@@ -412,7 +412,7 @@ def test_the_workers_leave_out_the_iri_grammar_and_still_read_notebooks():
 
     assert parallel.WORKER_IMPORTS[0] == "bertlab_grader.unused_imports"
     check = (
-        "import sys, importlib.util, bertlab_grader.unused_imports, nbformat, nbgrader.apps\n"
+        "import sys, bertlab_grader.unused_imports, nbformat, nbgrader.apps\n"
         "nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('1')])\n"
         "nbformat.validate(nbformat.reads(nbformat.writes(nb), as_version=4))\n"
         "try:\n"
