@@ -4,7 +4,8 @@ Each loader returns ``{"train": [...], "heldout": [...]}``, lists of dicts in a 
 Source: WordNet 3.0, Princeton University (Debian ``wordnet-base`` 1:3.0-37), under the
 WordNet 3.0 licence (``data/LICENSE-WordNet.txt``). How each label was made, by which rule,
 is written in :mod:`bertlab.finetuning.wordnet`; the split is a hash of the synset's offset
-(about 20% held out). Online, the standard sets take their place: SST-2 (GLUE) for sentence
+(about 20% held out), and for the tags a hash of each name, so that no held-out name is
+trained on. Online, the standard sets take their place: SST-2 (GLUE) for sentence
 classification, CoNLL-2003 for named entities, SQuAD for extractive QA
 (``datasets.load_dataset("glue", "sst2")``, ``"conll2003"``, ``"squad"``).
 """
@@ -38,7 +39,8 @@ def gloss_topics() -> dict[str, list[dict]]:
 
 def name_tags() -> dict[str, list[dict]]:
     """Definitions as ``words`` with BIO ``tags`` (indices into :data:`TAGS`) for the people and
-    places WordNet lists as instances; labels by longest-match lookup. 4,000 rows."""
+    places WordNet lists as instances; labels by longest-match lookup. 4,000 rows; a row is held
+    out when it names a held-out person or place, so none of those names is in a training row."""
     return _split(_rows("name_tags"))
 
 

@@ -27,7 +27,10 @@ the text; the rules are the functions of this module:
 Split: a synset is held out when the first byte of the md5 of its WordNet offset is below 52
 (about 20%), so the split never changes between builds. For QA, every fifth paragraph is
 held out and made of held-out synsets only, the others of training synsets only: nothing in a
-held-out paragraph was read in training.
+held-out paragraph was read in training. For tags the same hash is taken of each *name*: a
+sentence is held out when it names a held-out person or place, so no held-out name occurs in a
+training sentence (a held-out sentence may also name people or places seen in training; Chapter
+5b scores the seen and the unseen names apart).
 
 Usage::
 
@@ -192,8 +195,19 @@ def tag_words(words: list[str], lexicon: dict, ambiguous: set, longest: int) -> 
     return tags
 
 
+def tagged_names(words: list[str], tags: list[str]) -> list[str]:
+    """The names a sentence's BIO tags mark, as they are written ("New York")."""
+    starts = [i for i, t in enumerate(tags) if t.startswith("B-")]
+    ends = [
+        next((j for j in range(i + 1, len(tags)) if not tags[j].startswith("I-")), len(tags))
+        for i in starts
+    ]
+    return [" ".join(words[i:j]) for i, j in zip(starts, ends)]
+
+
 def name_tags(synsets: dict[str, Synset], seed: int = 0) -> list[dict]:
-    """Definitions that mention at least one listed person or place, tagged per word."""
+    """Definitions that mention at least one listed person or place, tagged per word; held out
+    when a name they mention is (the split by names of the module docstring)."""
     lexicon, ambiguous = name_lexicon(synsets)
     longest = max(len(name) for name in lexicon)
     rows = []
@@ -207,7 +221,7 @@ def name_tags(synsets: dict[str, Synset], seed: int = 0) -> list[dict]:
                 "id": s.offset,
                 "words": words,
                 "tags": [TAGS.index(t) for t in tags],
-                "split": "heldout" if held_out(s.offset) else "train",
+                "split": "heldout" if any(map(held_out, tagged_names(words, tags))) else "train",
             }
         )
     rng = random.Random(seed)

@@ -41,6 +41,25 @@ def test_name_tags_are_valid_bio():
                 assert previous[2:] == tag[2:], r  # I-X only continues an X
 
 
+def test_name_tags_hold_out_names_never_trained_on():
+    tagged = datasets.name_tags()
+
+    def names(row):
+        return wordnet.tagged_names(row["words"], [datasets.TAGS[t] for t in row["tags"]])
+
+    trained = {n for r in tagged["train"] for n in names(r)}
+    assert not any(wordnet.held_out(n) for n in trained)
+    assert all(any(map(wordnet.held_out, names(r))) for r in tagged["heldout"])
+    unseen = [n for r in tagged["heldout"] for n in names(r) if n not in trained]
+    assert 0.15 < len(tagged["heldout"]) / wordnet.TAG_SENTENCES < 0.25 and len(unseen) > 500
+    assert wordnet.tagged_names(
+        "Mozart left New York".split(), ["B-PER", "O", "B-LOC", "I-LOC"]
+    ) == [
+        "Mozart",
+        "New York",
+    ]
+
+
 def test_kind_of_answers_sit_at_their_offsets():
     questions = datasets.kind_of_questions()
     rows = questions["train"] + questions["heldout"]
