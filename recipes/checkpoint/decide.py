@@ -105,7 +105,18 @@ def evaluate_run(run: Path, corpus: Path) -> tuple[Path, Path]:
     weights.mkdir(exist_ok=True)
     export.export(run, weights, corpora=[corpus])
     model = checkpoint_path(weights)
-    evaluate.main(["--model", model, "--corpus", str(corpus), "--no-load", "--json", str(result)])
+    evaluate.main(
+        [
+            "--model",
+            model,
+            "--corpus",
+            str(corpus),
+            "--no-load",
+            "--no-baselines",
+            "--json",
+            str(result),
+        ]
+    )
     return result, weights
 
 

@@ -8,6 +8,8 @@
   there; on the probes, which ones were answered that way.
 - Probes: :data:`bertlab.probes.PROBES` through the model (:func:`bertlab.probes.probe_eval`),
   top-1 / top-5 hit rates and per-probe answers.
+- Baselines (:mod:`recipes.checkpoint.baselines`): what a lookup of the training text scores
+  on the same held-out positions and probes, and the model training started from.
 - :func:`measure_load`: cold load (``BertForMaskedLM.from_pretrained``) plus one forward pass
   on a 2 x 16 batch, in a fresh subprocess, with its wall time and peak RSS.
 
@@ -169,6 +171,11 @@ def main(argv: list[str] | None = None) -> dict:
     )
     ap.add_argument("--eval-seqs", type=int, default=0, help="held-out rows to use (0: all)")
     ap.add_argument("--no-load", action="store_true", help="skip the cold-load measurement")
+    ap.add_argument(
+        "--no-baselines",
+        action="store_true",
+        help="skip the lookup baselines and the starting point (recipes/checkpoint/baselines.py)",
+    )
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
     torch.set_num_threads(2)
@@ -195,6 +202,14 @@ def main(argv: list[str] | None = None) -> dict:
     if sets:
         result["heldout"], result["heldout_sets"] = sets[0], sets
     result["probes"] = probe_eval(model, tokenizer)
+    if sets and not args.no_baselines and args.model != "base":
+        from recipes.checkpoint.baselines import attach, write_counts
+
+        scored = [c for c in corpora if (c / "heldout.txt").is_file()]
+        attach(result, scored, tokenizer, start=True)
+        if args.json:  # the headline corpus's token counts, beside evaluation.json
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            write_counts(scored[0], tokenizer, args.json.parent / "unigram.json")
     if not args.no_load and args.model != "base":
         result["load"] = measure_load(path)
     if args.json:
