@@ -302,6 +302,19 @@ def probe_eval(model, tokenizer, k: int = 5) -> dict:
     }
 
 
+def constant_guess_eval(words: list[str]) -> dict:
+    """The probes answered with the same ``words``, best first, whatever the sentence: a
+    baseline that reads no context, such as the most frequent words of a training text
+    (:func:`bertlab.unigram.most_frequent`). Top-1 and top-``len(words)`` hit rates, as
+    :func:`probe_eval` scores a model. Used by Chapter 3 and the model card."""
+    n = len(PROBES)
+    return {
+        "n": n,
+        "top1": sum(words[0] in p.answers for p in PROBES) / n,
+        "top5": sum(any(w in p.answers for w in words) for p in PROBES) / n,
+    }
+
+
 if __name__ == "__main__":
     from transformers import AutoTokenizer
 
