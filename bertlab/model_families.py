@@ -67,3 +67,31 @@ def who_sees_whom(
             moved = (outputs_of(changed) - base).norm(dim=-1)  # [T_out]
             columns.append(moved > tolerance * base.norm(dim=-1))
     return torch.stack(columns, dim=1)  # [T_out, T_in]
+
+
+def first_layer(model: nn.Module) -> nn.Module:
+    """The first block of a model's stack of identical blocks: BERT's ``encoder.layer[0]``,
+    Llama's ``model.layers[0]``, GPT-2's ``transformer.h[0]``, found by shape rather than by name
+    (the longest ``ModuleList`` whose entries are all of one class). Used by Chapter 1 to print a
+    BERT layer beside a decoder's."""
+    stacks = [
+        m
+        for m in model.modules()
+        if isinstance(m, nn.ModuleList) and len(m) and len({type(b) for b in m}) == 1
+    ]
+    if not stacks:
+        raise ValueError(f"{type(model).__name__} has no stack of identical blocks")
+    return max(stacks, key=len)[0]
+
+
+def layer_parts(layer: nn.Module) -> list[tuple[str, str, tuple[int, ...]]]:
+    """Every module of ``layer`` that holds weights of its own or is an activation, in the order
+    they were registered: ``(name, class name, weight shape or ())``."""
+    found = []
+    for name, module in layer.named_modules():
+        weight = getattr(module, "weight", None)
+        own = isinstance(weight, torch.Tensor) and not any(True for _ in module.children())
+        activation = not any(True for _ in module.children()) and "act" in name.split(".")[-1]
+        if name and (own or activation):
+            found.append((name, type(module).__name__, tuple(weight.shape) if own else ()))
+    return found

@@ -133,3 +133,19 @@ def test_an_encoder_decoder_output_sees_the_whole_input():
 def test_a_replacement_that_is_in_the_input_is_refused():
     with pytest.raises(ValueError, match="pick a token that does not"):
         who_sees_whom(lambda ids: ids.float().T, INPUT, replacement_id=17)
+
+
+@pytest.mark.parametrize("family", ["BERT", "GPT-2", "Llama"])
+def test_first_layer_is_the_first_block_of_the_stack(family):
+    from bertlab.model_families import first_layer, layer_parts
+
+    model = FAMILIES[family][0]()
+    layer = first_layer(model)
+    stack = {"BERT": "encoder.layer.0", "GPT-2": "transformer.h.0", "Llama": "model.layers.0"}
+    assert layer is model.get_submodule(stack[family])
+    parts = layer_parts(layer)
+    names = [name for name, _, _ in parts]
+    assert all(shape or "act" in name for name, _, shape in parts)
+    assert any("act" in name for name in names)  # the feed-forward's activation is listed
+    if family == "Llama":
+        assert {"self_attn.k_proj", "mlp.gate_proj", "input_layernorm"} <= set(names)
