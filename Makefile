@@ -142,9 +142,9 @@ test: install lint
 exercises: release
 
 # Served from the root (chapter links resolve, nbgrader finds its config); opens on exercises/.
-# student-lab/ is the student's Jupyter configuration: nbgrader's Validate button and Assignments
-# tab (its own menu), without the instructor's formgrader, course list and Create Assignment
-# sidebar, and without JupyterLab's news pop-up.
+# student-lab/ is the student's Jupyter configuration, here and on the class's hub: nbgrader's
+# Validate button and Assignments tab (its own menu), without the instructor's formgrader, course
+# list and Create Assignment sidebar, and without JupyterLab's news pop-up and update check.
 lab: install
 	JUPYTER_CONFIG_PATH=$(CURDIR)/student-lab$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH)) \
 	  $(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) --LabApp.default_url=/lab/tree/exercises $(LAB_FLAGS)
@@ -203,15 +203,15 @@ feedback: install
 ## The class's hub (docs/instructors.md, "A class on a JupyterHub") -----------------------------
 
 # As root: accounts for everyone on ROSTER, nbgrader's exchange, the models in a shared read-only
-# cache, the course's private folders closed (hub/prepare.py); then JupyterHub on HUB_IP:HUB_PORT
-# (HUB_FLAGS: more of its options, e.g. --ssl-cert=... --ssl-key=...), its proxy installed from
-# hub/package-lock.json. Ctrl-C stops it.
+# cache, the course folder closed to students but for its environment (hub/prepare.py); then
+# JupyterHub on HUB_IP:HUB_PORT (HUB_FLAGS: more of its options, e.g. --ssl-cert=... --ssl-key=...),
+# its proxy installed from hub/package-lock.json. Ctrl-C stops it.
 ROSTER ?= hub/roster.csv
 HUB_IP ?= 0.0.0.0
 HUB_PORT ?= 8000
 hub: install hub/node_modules/.package-lock.json
 	$(call needs,hub test,JupyterHub)
-	$(BIN)/python hub/prepare.py --roster $(ROSTER)
+	$(BIN)/python -m hub.prepare --roster $(ROSTER)
 	BERTLAB_HUB_ROSTER=$(abspath $(ROSTER)) $(BIN)/python -m jupyterhub -f hub/jupyterhub_config.py \
 	  --ip=$(HUB_IP) --port=$(HUB_PORT) $(HUB_FLAGS)
 

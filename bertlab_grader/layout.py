@@ -34,9 +34,6 @@ GRADES = "autograder/grades"
 GRADEBOOK = "autograder/gradebook.db"
 GRADEBOOK_ENV = "BERTLAB_GRADEBOOK_URL"
 
-#: Folders of the course a student's kernel must not see (hidden tests, grades, history).
-PRIVATE = (SOURCE, "autograder", ".git", "runs", "source")
-
 
 def gradebook_url(root: Path | str) -> str:
     """The gradebook of the course at ``root``: ``$BERTLAB_GRADEBOOK_URL``, else its SQLite file."""

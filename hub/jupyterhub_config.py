@@ -1,11 +1,15 @@
 # The class's JupyterHub on one machine (make hub; docs/instructors.md, "A class on a JupyterHub").
 #
 # Who: everyone on the roster (hub/roster.csv) logs in with their system account's password
-# (PAM, as The Littlest JupyterHub does); the instructors are the hub's admins.
+# (the PAM authenticator, with system users made as nbgrader's own demo makes them:
+# jupyter/nbgrader, demos/demo_one_class_one_grader/jupyterhub_config.py and demos/utils.sh);
+# the instructors are the hub's admins.
 # What each gets: JupyterLab, run as their own system user, from the course's environment (this
 # Python's), with the course's models read-only (hub/prepare.py assembled them) and nbgrader's
 # exchange. A student's server opens in their home and shows the Assignments tab and Validate,
-# never the instructor's tools (hub/student/); the instructor's opens in the course folder.
+# never the instructor's tools: the student's Jupyter settings of `make lab` (student-lab/), whose
+# nbgrader config reads the exchange from the environment set here. The instructor's server
+# opens in the course folder.
 import os
 import sys
 from pathlib import Path
@@ -14,9 +18,8 @@ from traitlets.config.loader import PyFileConfigLoader
 
 HUB = Path(__file__).resolve().parent
 COURSE = HUB.parent
-sys.path.insert(0, str(HUB))
-import prepare  # noqa: E402
-import roster as roster_csv  # noqa: E402
+sys.path.insert(0, str(COURSE))  # JupyterHub runs this file; the package hub is the course's
+from hub import prepare, roster as roster_csv  # noqa: E402
 
 c = get_config()  # noqa: F821
 
@@ -58,7 +61,10 @@ def by_role(spawner):
         spawner.notebook_dir = str(COURSE)
     else:
         spawner.notebook_dir = "~"
-        spawner.environment = {**spawner.environment, "JUPYTER_CONFIG_PATH": str(HUB / "student")}
+        spawner.environment = {
+            **spawner.environment,
+            "JUPYTER_CONFIG_PATH": str(COURSE / "student-lab"),
+        }
 
 
 c.Spawner.pre_spawn_hook = by_role

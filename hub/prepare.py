@@ -9,10 +9,13 @@ Idempotent; each step says what it did:
    all, as nbgrader's docs ask; nbgrader then sets each course folder's own permissions;
 3. the course's models, assembled once into a shared cache (``$BERTLAB_HUB_CACHE``, else
    ``/srv/bertlab/models``) that every student's server reads and none can write;
-4. the course's private folders (solutions, gradebook, submissions, history) closed to everyone
-   but the course folder's owner, who should be the instructor.
+4. the course folder closed to students but for what their servers run (:data:`STUDENT_READS`:
+   the course's environment and the student's Jupyter settings): an allow-list, as the grader's
+   sandbox keeps (bertlab_grader/sandbox/bwrap.py), so that a folder added to the course later
+   (answers, variants, history) is closed without a word here. Students may enter the course
+   folder to reach those, but not list it.
 
-    sudo .venv/bin/python hub/prepare.py --roster hub/roster.csv
+    sudo .venv/bin/python -m hub.prepare --roster hub/roster.csv
 """
 
 from __future__ import annotations
@@ -22,13 +25,18 @@ import csv
 import os
 import pwd
 import secrets
+import stat
 import subprocess
 import sys
 from pathlib import Path
 
+from hub import roster as roster_csv
+
 HUB = Path(__file__).resolve().parent
-sys.path.insert(0, str(HUB))
-import roster as roster_csv  # noqa: E402
+#: What of the course folder a student's server reads: the course's environment (its venv, and
+#: the course package, which the venv's editable install imports from the course folder) and the
+#: student's Jupyter settings (JUPYTER_CONFIG_PATH; the same as ``make lab``'s). Nothing else.
+STUDENT_READS = (".venv", "bertlab", "student-lab")
 
 DEFAULTS = {
     "BERTLAB_EXCHANGE": "/srv/nbgrader/exchange",
@@ -109,19 +117,20 @@ def why_students_cannot_run(python: str) -> str | None:
     return None
 
 
-def close_private_folders(course: Path, roster: dict[str, str]) -> list[str]:
-    from bertlab_grader import layout
-
+def close_course(course: Path, roster: dict[str, str]) -> list[str]:
+    """Close every entry of ``course`` to other users but :data:`STUDENT_READS`, and the folder
+    itself to listing (students may still enter it, to reach those); the class list to its
+    group too. Returns the entries closed."""
+    os.chmod(course, (course.stat().st_mode & ~0o007) | 0o001)
     closed = []
-    for name in layout.PRIVATE:
-        folder = course / name
-        if folder.exists():
-            os.chmod(folder, os.stat(folder).st_mode & ~0o007)
-            closed.append(name)
-    for name in ("hub/roster.csv",):  # the class list
-        if (course / name).exists():
-            os.chmod(course / name, 0o600)
-            closed.append(name)
+    for entry in sorted(course.iterdir()):
+        mode = entry.lstat().st_mode
+        if entry.name in STUDENT_READS or stat.S_ISLNK(mode):  # a link has no mode of its own
+            continue
+        os.chmod(entry, mode & ~0o007)
+        closed.append(entry.name)
+    if (course / "hub" / "roster.csv").exists():
+        os.chmod(course / "hub" / "roster.csv", 0o600)
     owner = pwd.getpwuid(course.stat().st_uid).pw_name
     if roster.get(owner) != "instructor":
         print(
@@ -152,8 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"prepare: students' servers run this course's Python, {sys.executable}, and they cannot: "
             f"{why}. Put the course where students can enter it (a folder under /srv owned by the "
-            "instructor, not a home folder) and make its venv from the system's Python: "
-            "make install LOCK=hub PYTHON=/usr/bin/python3",
+            "instructor, not a home folder) and make its venv from a Python every user may run, "
+            "3.11.5 or newer (under /opt, say): make install LOCK=hub PYTHON=/opt/.../python3",
             file=sys.stderr,
         )
         return 2
@@ -169,8 +178,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"prepare: exchange at {setting('BERTLAB_EXCHANGE')}")
     shared_models(setting("BERTLAB_HUB_CACHE"))
     print(f"prepare: models in {setting('BERTLAB_HUB_CACHE')}, read-only to students")
-    closed = close_private_folders(args.course.resolve(), roster)
-    print(f"prepare: closed to students: {', '.join(closed)}")
+    closed = close_course(args.course.resolve(), roster)
+    print(
+        f"prepare: students read {', '.join(STUDENT_READS)} of the course folder; closed to them: "
+        + ", ".join(closed)
+    )
     return 0
 
 

@@ -25,6 +25,8 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlparse
 
+import required
+
 CHROMIUM = Path(os.environ.get("BERTLAB_CHROMIUM", "/usr/bin/chromium"))
 # Without these Chromium phones home (updates, sync, field trials) and floods a closed network.
 FLAGS = [
@@ -54,13 +56,20 @@ MIN_CONTRAST = 4.5
 
 
 def why_unavailable() -> str | None:
-    """Why the browser checks cannot run here, or None if they can (launching is tried later)."""
+    """Why the browser checks cannot run here (a skip's reason, which CI fails: :mod:`required`),
+    or None if they can (launching is tried later)."""
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        return "Playwright's Python package is not installed (make install, or pip install -r requirements/test.txt)"
+        return required.reason(
+            "chromium",
+            "Playwright's Python package is not installed (make install, or pip install -r requirements/test.txt)",
+        )
     if not os.access(CHROMIUM, os.X_OK):
-        return f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium; .ci/run installs it)"
+        return required.reason(
+            "chromium",
+            f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium; .ci/run installs it)",
+        )
     return None
 
 
@@ -125,8 +134,9 @@ def served_site(site: Path = SITE):
 
 @contextlib.contextmanager
 def reader():
-    """:func:`chromium` for a module of site checks, or ``pytest.skip`` saying why it cannot run
-    here (no Playwright, no Chromium, or a Chromium that cannot start: not findings about the site)."""
+    """:func:`chromium` for a module of site checks, or a skip saying why it cannot run here (no
+    Playwright, no Chromium, or a Chromium that cannot start: not findings about the site; CI fails
+    it, :mod:`required`)."""
     import pytest
 
     reason = why_unavailable()
@@ -137,7 +147,9 @@ def reader():
         context = stack.enter_context(chromium())
     except Exception as error:
         if "launch" in str(error).lower() or "executable" in str(error).lower():
-            pytest.skip(f"Chromium at {CHROMIUM} cannot be started here: {str(error)[:300]}")
+            required.skip(
+                "chromium", f"Chromium at {CHROMIUM} cannot start here: {str(error)[:300]}"
+            )
         raise
     with stack:
         yield context

@@ -3,10 +3,12 @@ end-to-end test in Chromium (tests/grader/test_hub_lab.py) and ``make bench``'s 
 class (tests/hub_bench.py) both start.
 
 :func:`class_hub` runs ``hub/jupyterhub_config.py`` as ``make hub`` does (PAM logins, JupyterLab
-as each student's own system user, nbgrader's exchange, the shared model cache) on free loopback
-ports, in a scratch folder under /var/tmp (bubblewrap hides /tmp from the grader's kernels). The
-students are system users (:mod:`class_machine`), removed afterwards with every file. Needs root
-and Node.js's ``npm`` for the hub's proxy (:func:`why_not_here`).
+as each student's own system user, nbgrader's exchange, the shared model cache, the course folder
+closed but for its environment) on free loopback ports, in a scratch course under /var/tmp laid
+out as a hub's (:func:`class_machine.class_course`; bubblewrap hides /tmp from the grader's
+kernels). The students are system users (:mod:`class_machine`), removed afterwards with every
+file. Needs root and Node.js's ``npm`` for the hub's proxy (:func:`why_not_here`; CI fails where
+either is missing: :mod:`required`).
 """
 
 from __future__ import annotations
@@ -26,16 +28,18 @@ from pathlib import Path
 
 import class_machine
 import course_fixture
+import required
 from bertlab_grader.nbgrader_course import nbgrader_env
+from hub import prepare
 from loopback import free_port
 
 HUB = course_fixture.REPO / "hub"
 ASSIGNMENT = "ps00-tokens"
-sys.path.insert(0, str(HUB))
 
 
 class HubUnavailable(RuntimeError):
-    """This machine cannot run the class hub; the message says why."""
+    """This machine cannot run the class hub; the message says why (a skip's reason that CI
+    fails: :mod:`required`)."""
 
 
 @dataclass
@@ -63,13 +67,15 @@ def why_not_here() -> str | None:
         return why
     if not (HUB / "node_modules" / ".bin" / "configurable-http-proxy").exists():
         if not shutil.which("npm"):
-            return "no npm for the hub's proxy (apt install nodejs npm)"
+            return required.reason("node", "no npm for the hub's proxy (apt install nodejs npm)")
         done = subprocess.run(
             ["npm", "ci", "--no-audit", "--no-fund"], cwd=HUB, capture_output=True, text=True
         )
         if done.returncode:
             said = " ".join(done.stderr.split())[:300]
-            return f"npm ci in hub/ failed, so the hub has no proxy: {said}"
+            return required.reason(
+                "node", f"npm ci in hub/ failed, so the hub has no proxy: {said}"
+            )
     return None
 
 
@@ -77,10 +83,8 @@ def why_not_here() -> str | None:
 def class_hub(n_students: int, prefix: str = "blbench"):
     """The course's hub on loopback with ``n_students`` new students (``<prefix>-<random>-sNN``)
     and an instructor, ps00 published; yields a :class:`ClassHub`. Stops the hub and removes the
-    users and every file afterwards; raises :class:`HubUnavailable` where the students cannot run
-    the course's Python."""
-    import prepare
-
+    users and every file afterwards; raises :class:`HubUnavailable` where no Python students may
+    run is here."""
     base = Path(tempfile.mkdtemp(prefix=f"{prefix}-hub-", dir="/var/tmp"))
     os.chmod(base, 0o755)
     tag = secrets.token_hex(2)
@@ -96,28 +100,26 @@ def class_hub(n_students: int, prefix: str = "blbench"):
         made += prepare.create_accounts(roster, state)
         with (state / "new-passwords.csv").open(newline="") as f:
             passwords = {row["username"]: row["password"] for row in csv.DictReader(f)}
-        python = class_machine.student_python(students[0], base)
-        if python is None:
-            raise HubUnavailable(
-                f"a student cannot run the course's Python {os.path.realpath(sys.executable)} and "
-                "this machine has no system Python of its version (see tests/class_machine.py)"
-            )
+        course = class_machine.class_course(base / "course")
+        if course is None:
+            raise HubUnavailable(no_students_python())
+        python = class_machine.PYTHON[0]
         prepare.make_exchange(exchange)
         seed_models(base / "models")
         prepare.shared_models(base / "models")  # as make hub does: the students' kernels read it
-        course = course_fixture.make_course(base / "course")
         env = {
+            **class_machine.INSTRUCTOR,
             "BERTLAB_EXCHANGE": str(exchange),
             "BERTLAB_HUB_STATE": str(state),
             "BERTLAB_HUB_CACHE": str(base / "models"),
             "BERTLAB_HUB_ROSTER": str(base / "roster.csv"),
         }
         course_fixture.grader(course, "release", ASSIGNMENT, env=env)
-        prepare.close_private_folders(course, roster)
+        prepare.close_course(course, roster)
         course_fixture.grader(course, "publish", ASSIGNMENT, env=env)
         port = free_port()
         hub = subprocess.Popen(
-            [python, "-m", "jupyterhub", "-f", str(HUB / "jupyterhub_config.py"), "--ip=127.0.0.1",
+            [python, "-m", "jupyterhub", "-f", str(course / "hub" / "jupyterhub_config.py"), "--ip=127.0.0.1",
              f"--port={port}", f"--JupyterHub.hub_port={free_port()}",
              f"--ConfigurableHTTPProxy.api_url=http://127.0.0.1:{free_port()}"],
             cwd=state, env={**nbgrader_env(), **env}, stdout=subprocess.DEVNULL, stderr=open(base / "hub.log", "w"),
@@ -143,6 +145,17 @@ def class_hub(n_students: int, prefix: str = "blbench"):
             subprocess.run(["pkill", "-KILL", "-u", name], capture_output=True)
         class_machine.remove_users(made)
         shutil.rmtree(base, ignore_errors=True)
+
+
+def no_students_python() -> str:
+    """Why no course environment students may run can be made here (a skip's reason)."""
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    return required.reason(
+        "users",
+        f"students cannot run the course's Python {os.path.realpath(sys.executable)} and this "
+        f"machine has no /usr/bin/python{version} to make one from (apt install python{version}; "
+        ".ci/run installs it)",
+    )
 
 
 #: Prints the folder in the course cache of each model ``bertlab.models.prepare_all`` assembles,

@@ -6,11 +6,18 @@ round trip, a variant report) is built once. A test without one is grouped with 
 with the value of each module-scoped fixture it takes a parameter of (one assignment's round
 trip is its own group: ``test_assignments.graded``). pytest-xdist reads the marks before the marks
 of fixture parameters reach the tests, so those are grouped here, by their values.
+
+What a test needs of the machine (the sandbox, cgroups, PostgreSQL, Chromium, Node.js, system
+users) is required in CI (``CI=true``): a skip for a missing part fails there
+(:mod:`required`), and a machine without the grader's sandbox or cgroups stops the run at once.
 """
 
 import os
 
 import pytest
+
+import required
+from required import pytest_runtest_makereport  # noqa: F401 (the hook: CI fails a required skip)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
@@ -18,9 +25,10 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 def _sandbox_or_off() -> str | None:
     """The grader refuses to start a kernel it cannot sandbox (bertlab_grader.sandbox.manager).
-    Where bubblewrap cannot build one here and no mode was chosen, the tests grade unsandboxed on
-    purpose (BERTLAB_SANDBOX=off), as an instructor may, and say so; the sandbox's own tests skip."""
-    if "BERTLAB_SANDBOX" in os.environ:
+    Where bubblewrap cannot build one here and no mode was chosen, a developer's tests grade
+    unsandboxed on purpose (BERTLAB_SANDBOX=off), as an instructor may, and say so; the sandbox's
+    own tests skip. In CI the run stops instead (:func:`pytest_configure`)."""
+    if "BERTLAB_SANDBOX" in os.environ or required.in_ci():
         return None
     from bertlab_grader.sandbox import bwrap
 
@@ -31,6 +39,17 @@ def _sandbox_or_off() -> str | None:
 
 
 _UNSANDBOXED = _sandbox_or_off()
+
+
+def pytest_configure(config):
+    if required.in_ci() and not hasattr(config, "workerinput"):  # once, in the controller
+        problems = required.session_problems()
+        if problems:
+            raise pytest.UsageError(
+                "CI=true: the grader's tests need its isolation, and this machine lacks it ("
+                + "; ".join(problems)
+                + "). .ci/run installs bubblewrap; a developer's run without CI grades unsandboxed."
+            )
 
 
 def pytest_report_header(config):

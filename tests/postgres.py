@@ -1,10 +1,13 @@
 """A throwaway PostgreSQL server for the tests: Debian's binaries, a loopback port, a temp folder.
 
-``server()`` gives the URL of a running server: ``$BERTLAB_TEST_POSTGRES`` if set (any server
-the tests may create databases on), else one started here with ``initdb`` and ``pg_ctl`` from
-``/usr/lib/postgresql/<version>/bin`` (Debian's ``postgresql`` package, which ``.ci/run``
-installs), run as the ``postgres`` user when the tests run as root (PostgreSQL refuses root).
-Returns ``(url, None)``, or ``(None, why not)`` for a test to skip with.
+``Server().start()`` sets ``url``, a running server's: ``$BERTLAB_TEST_POSTGRES`` if set (any
+server the tests may create databases on), else one started here with ``initdb`` and ``pg_ctl``
+from ``/usr/lib/postgresql/<version>/bin`` (Debian's ``postgresql`` package, which ``.ci/run``
+installs), run as the ``postgres`` user when the tests run as root (PostgreSQL refuses root,
+and CI runs as root for the hub's system users: pytest-postgresql's ``postgresql_proc`` runs
+``pg_ctl`` as the current user, so it cannot serve here). Where no server can start, it sets
+``why`` instead, a skip's reason that CI fails (:mod:`required`). ``database()`` makes an empty
+database on it; ``stop()`` stops it and removes its files.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import subprocess
 import tempfile
 import uuid
 from pathlib import Path
+
+import required
 from loopback import free_port
 
 ENV_VAR = "BERTLAB_TEST_POSTGRES"
@@ -39,7 +44,10 @@ class Server:
             return self
         initdb, pg_ctl = _bin("initdb"), _bin("pg_ctl")
         if not initdb or not pg_ctl:
-            self.why = "no PostgreSQL server binaries (apt install postgresql; .ci/run installs it)"
+            self.why = required.reason(
+                "postgres",
+                "no PostgreSQL server binaries (apt install postgresql; .ci/run installs it)",
+            )
             return self
         run_as: list[str] = []
         folder = Path(
@@ -51,7 +59,9 @@ class Server:
             try:
                 user = pwd.getpwnam("postgres")
             except KeyError:
-                self.why = "running as root and there is no postgres user to run the server as"
+                self.why = required.reason(
+                    "postgres", "running as root and there is no postgres user to run the server as"
+                )
                 return self
             os.chown(folder, user.pw_uid, user.pw_gid)
             run_as = ["runuser", "-u", "postgres", "--"]
@@ -86,8 +96,9 @@ class Server:
             )
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as exc:
             log = (folder / "log").read_text() if (folder / "log").is_file() else ""
-            self.why = (
-                f"could not start PostgreSQL: {getattr(exc, 'stderr', '') or exc} {log[-500:]}"
+            self.why = required.reason(
+                "postgres",
+                f"could not start PostgreSQL: {getattr(exc, 'stderr', '') or exc} {log[-500:]}",
             )
             return self
         self.url = f"postgresql+psycopg2://postgres@127.0.0.1:{port}"

@@ -1,35 +1,39 @@
-"""The class hub's exchange, tried as students would: nothing crosses between them.
+"""The class hub's exchange and course folder, tried as students would: nothing crosses between
+them, and nothing of the course reaches them but its environment.
 
 Two temporary system users (``bltest-<random>-s1``, ``-s2``, removed afterwards) fetch and submit
 the grader's test course's assignment with nbgrader's own commands, run as themselves
-(``runuser``), from their homes, with the students' config of ``hub/student``; the instructor's
-grader publishes, collects, autogrades and releases feedback (``python -m bertlab_grader``,
+(``runuser``), from their homes, with the course's Python and the student's Jupyter settings
+(``student-lab/``), in a course folder laid out as a hub's and closed as ``make hub`` closes it
+(:func:`class_machine.class_course`, :func:`hub.prepare.close_course`); the instructor's grader
+publishes, collects, autogrades and releases feedback (``python -m bertlab_grader``,
 :mod:`bertlab_grader.exchange`). Then each student reads what nbgrader means them to (the
 released assignment, their own feedback) and is refused the rest: the exchange's inbound and
-feedback folders, the other's home, the course's solutions and gradebook. Skipped, saying why,
-where this machine cannot create users or a student cannot run the course's Python.
+feedback folders, the other's home, and every entry of the course folder but its environment
+(the tests' variants, the book's reference code, the solutions, the git history, the gradebook
+among them). Skipped, saying why, where this machine cannot create users or no Python students
+may run is here; CI fails instead (:mod:`required`).
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+import shlex
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
 import course_fixture
-from class_machine import PYTHON, as_user, remove_users, student_python, why_not_here
+from class_hub import no_students_python
+from class_machine import INSTRUCTOR, PYTHON, as_user, class_course, remove_users, why_not_here
+from hub import prepare
 
 pytestmark = pytest.mark.slow
 
-REPO = course_fixture.REPO
-HUB = REPO / "hub"
 ASSIGNMENT = "fx00-tiny"
-sys.path.insert(0, str(HUB))
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +41,6 @@ def classroom():
     why = why_not_here()
     if why:
         pytest.skip(why)
-    import prepare
-
     base = Path(
         tempfile.mkdtemp(prefix="bltest-hub-", dir="/var/tmp")
     )  # bwrap hides /tmp from kernels
@@ -50,29 +52,21 @@ def classroom():
         roster = {name: "student" for name in students}
         (base / "state").mkdir()
         made += prepare.create_accounts(roster, base / "state")
-        python = student_python(students[0], base)
-        if python is None:
-            probe = as_user(students[0], sys.executable, "-c", "pass", check=False)
-            pytest.skip(
-                f"a student cannot run the course's Python {os.path.realpath(sys.executable)} "
-                f"({probe.stderr.strip()[:120]}) and this machine has no python"
-                f"{sys.version_info.major}.{sys.version_info.minor} of its own: install the venv "
-                "from a Python outside a closed home"
-            )
-        PYTHON[0] = python
+        course = class_course(base / "course", course_fixture.GRADER_COURSE)
+        if course is None:
+            pytest.skip(no_students_python())
         exchange = base / "exchange"
         prepare.make_exchange(exchange)
-        course = course_fixture.make_course(base / "course", course_fixture.GRADER_COURSE)
-        exchange_env = {"BERTLAB_EXCHANGE": str(exchange)}
+        exchange_env = {**INSTRUCTOR, "BERTLAB_EXCHANGE": str(exchange)}
 
         def grader(*args, allowed=(0,)):
             return course_fixture.grader(course, *args, allowed=allowed, env=exchange_env).stdout
 
         grader("release", ASSIGNMENT)
-        prepare.close_private_folders(course, roster)
+        closed = prepare.close_course(course, roster)
         grader("publish", ASSIGNMENT)
         student_env = {
-            "JUPYTER_CONFIG_PATH": str(HUB / "student"),
+            "JUPYTER_CONFIG_PATH": str(course / "student-lab"),
             "BERTLAB_EXCHANGE": str(exchange),
             "BERTLAB_COURSE_ID": "grader-fixture",
         }
@@ -102,6 +96,7 @@ def classroom():
             "course": course,
             "collected": collected,
             "released": released,
+            "closed": closed,
         }
     finally:
         remove_users(made)
@@ -140,9 +135,17 @@ def test_a_student_reaches_nothing_of_another_student_nor_the_course(classroom):
         "list the submissions (inbound)": ["ls", str(exchange / "inbound")],
         "list the released feedback": ["ls", str(exchange / "feedback")],
         "open the other student's home": ["ls", str(Path("~" + s1).expanduser())],
+        "list the course folder": ["ls", str(course)],
+        "read the tests' variants (correct implementations)": [
+            "ls",
+            str(course / "tests" / "variants"),
+        ],
+        "read the book's reference code": ["ls", str(course / "book" / "reference")],
         "read the reference solutions": ["ls", str(course / "solutions")],
+        "read the git history": ["ls", str(course / ".git")],
         "read the gradebook": ["cat", str(course / "autograder" / "gradebook.db")],
         "read the collected submissions": ["ls", str(course / "autograder" / "submitted")],
+        "read the hub's roster and settings": ["ls", str(course / "hub")],
     }
     for what, cmd in refused.items():
         proc = as_user(s2, *cmd, check=False)
@@ -158,9 +161,26 @@ def test_a_student_reaches_nothing_of_another_student_nor_the_course(classroom):
         "list",
         "--cached",
         env={
-            "JUPYTER_CONFIG_PATH": str(HUB / "student"),
+            "JUPYTER_CONFIG_PATH": str(course / "student-lab"),
             "BERTLAB_EXCHANGE": str(exchange.parent),
             "BERTLAB_COURSE_ID": "grader-fixture",
         },
     )
     assert s1 not in listed.stdout + listed.stderr
+
+
+def test_the_course_folder_opens_to_students_only_its_environment(classroom):
+    """The allow-list, entry by entry: a student opens exactly hub.prepare.STUDENT_READS of the
+    course folder, runs the course's Python, and imports the course package from the course."""
+    s1 = classroom["students"][0]
+    course = classroom["course"]
+    entries = sorted(entry.name for entry in course.iterdir())
+    assert {"tests", "book", "solutions", ".git", *prepare.STUDENT_READS} <= set(entries)
+    tries = " ".join(shlex.quote(str(course / name)) for name in entries)
+    opened = as_user(
+        s1, "sh", "-c", f'for e in {tries}; do [ -r "$e" ] && echo "$e"; done; true'
+    ).stdout.split()
+    assert sorted(Path(e).name for e in opened) == sorted(prepare.STUDENT_READS), opened
+    assert sorted(classroom["closed"]) == sorted(set(entries) - set(prepare.STUDENT_READS))
+    imported = as_user(s1, PYTHON[0], "-c", "import bertlab, nbgrader; print(bertlab.__file__)")
+    assert Path(imported.stdout.strip()).is_relative_to(course / "bertlab"), imported.stdout

@@ -2,14 +2,15 @@
 
 The course's hub runs on loopback with two temporary students (:func:`class_hub.class_hub`). Each
 logs in through the hub's form in Chromium (:mod:`browser`: one browser, a context of their own,
-so their own cookies), opens the Assignments tab (Nbgrader > Assignment List) and fetches ps00.
+so their own cookies), opens the Assignments tab (the student's own menu, Assignments > Assignment List: student-lab/,
+as in ``make lab``) and fetches ps00.
 One types the reference solution into the notebook's three functions, the other leaves the stubs;
 each presses Validate in the notebook's toolbar and reads the dialog, then submits in the tab. The
 instructor's grader collects, autogrades and releases feedback through the exchange
 (``python -m bertlab_grader``, as in tests/grader/test_hub_exchange.py); each student presses
 Fetch Feedback in the tab and opens it. The two students act side by side: while one's server
 starts or validates, the other's does too. Skipped, saying why, where this machine cannot create
-users, start the hub's proxy or start Chromium.
+users, start the hub's proxy or start Chromium; CI fails instead (:mod:`required`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ SPAWN_MS = 240_000  # the hub gives a server 180 s to answer (hub/jupyterhub_con
 VALIDATE_MS = 180_000  # ps00 in a kernel: torch, the tokenizer, every test cell
 # nbgrader's Assignments tab (its JupyterLab extension's AssignmentList) and its three lists
 TAB = "#nbgrader-assignment-list"
+MENU = "Assignments"  # student-lab/labconfig/default_setting_overrides.json
 RELEASED, FETCHED, SUBMITTED = ("#released_assignments_list", "#fetched_assignments_list",
                                 "#submitted_assignments_list")  # fmt: skip
 
@@ -89,13 +91,13 @@ class Student:
         self.page.click("#login_submit")
 
     def arrive(self) -> None:
-        """Wait for JupyterLab, then open the Assignments tab from the Nbgrader menu."""
-        menu = self.page.get_by_role("menuitem", name="Nbgrader")
+        """Wait for JupyterLab, then open the Assignments tab from its menu."""
+        menu = self.page.get_by_role("menuitem", name=MENU, exact=True)
         menu.wait_for(timeout=SPAWN_MS)
         self.open_tab()
 
     def open_tab(self) -> None:
-        self.page.get_by_role("menuitem", name="Nbgrader").click()
+        self.page.get_by_role("menuitem", name=MENU, exact=True).click()
         self.page.get_by_role("menuitem", name="Assignment List").click()
         self.page.locator(TAB).wait_for()
 

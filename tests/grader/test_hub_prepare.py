@@ -1,16 +1,13 @@
 """``make hub``'s preparation (``hub/prepare.py``) refuses a course whose Python students cannot
-run, and closes the class list; no user is created here."""
+run, and closes the course folder to students but for its environment; no user is created here
+(tests/grader/test_hub_exchange.py tries the closed folder as students)."""
 
 import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "hub"))
-
-import prepare  # noqa: E402
+from hub import prepare
 
 
 def test_a_python_in_a_closed_folder_is_named():
@@ -33,11 +30,25 @@ def test_a_python_in_a_closed_folder_is_named():
         shutil.rmtree(base)
 
 
-def test_the_roster_and_the_private_folders_are_closed(tmp_path):
-    (tmp_path / "hub").mkdir()
-    (tmp_path / "hub" / "roster.csv").write_text("username,role\nada,student\n")
-    (tmp_path / "solutions").mkdir(mode=0o755)
-    closed = prepare.close_private_folders(tmp_path, {"root": "instructor"})
-    assert "hub/roster.csv" in closed and "solutions" in closed
-    assert os.stat(tmp_path / "hub" / "roster.csv").st_mode & 0o077 == 0
-    assert os.stat(tmp_path / "solutions").st_mode & 0o007 == 0
+def test_everything_but_the_environment_is_closed(tmp_path):
+    course = tmp_path / "course"
+    for folder in (
+        "hub",
+        "solutions",
+        "tests/variants",
+        "book/reference",
+        ".git",
+        *prepare.STUDENT_READS,
+    ):
+        (course / folder).mkdir(parents=True, mode=0o755)
+    (course / "hub" / "roster.csv").write_text("username,role\nada,student\n")
+    (course / "README.md").write_text("a new file of the course\n")
+    os.chmod(course, 0o755)
+    closed = prepare.close_course(course, {"root": "instructor"})
+    assert sorted(closed) == [".git", "README.md", "book", "hub", "solutions", "tests"]
+    for name in closed:
+        assert os.stat(course / name).st_mode & 0o007 == 0, name
+    for name in prepare.STUDENT_READS:
+        assert os.stat(course / name).st_mode & 0o005 == 0o005, name
+    assert os.stat(course).st_mode & 0o007 == 0o001  # entered, never listed
+    assert os.stat(course / "hub" / "roster.csv").st_mode & 0o077 == 0

@@ -7,6 +7,9 @@
   course's ``autograder/nbgrader_config.py``.
 - ``recipes/``, what trains the models that ship (not installed): it imports the course package,
   and the book's code, never the grader.
+- ``hub/``, the class's JupyterHub on one machine (not installed; run from the course folder as
+  the package ``hub``): it imports no other part. It assembles the models in a subprocess of the
+  course's environment, and JupyterHub reads the course's grader config as a file.
 
 Beside them, the book's own code for what the assignments grade, ``book/reference``, is not
 installed (``tests/assignments/test_answer_key.py``) and is imported under the package name ``reference``:
@@ -38,6 +41,7 @@ FOLDERS = {
     "bertlab_grader": ROOT / "bertlab_grader",
     "recipes": ROOT / "recipes",
     "reference": ROOT / "book" / "reference",
+    "hub": ROOT / "hub",
 }
 PARTS = tuple(FOLDERS)
 
@@ -47,6 +51,7 @@ ALLOWED = {
     "bertlab_grader": {"bertlab_grader"},
     "recipes": {"recipes", "bertlab", "reference"},
     "reference": {"reference", "bertlab"},
+    "hub": {"hub"},
 }
 
 
@@ -59,7 +64,12 @@ def module_name(path: Path) -> str:
 
 def modules() -> dict[str, Path]:
     """{dotted name: file} of every module of the parts."""
-    return {module_name(p): p for folder in FOLDERS.values() for p in sorted(folder.rglob("*.py"))}
+    return {
+        module_name(p): p
+        for folder in FOLDERS.values()
+        for p in sorted(folder.rglob("*.py"))
+        if "node_modules" not in p.parts  # the hub's proxy (npm ci), not ours
+    }
 
 
 def imported(name: str, path: Path, known: dict[str, Path]) -> set[str]:
