@@ -123,7 +123,7 @@ PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadg
 
 check: export OMP_NUM_THREADS := 1
 check: install lint
-	$(PYTEST) -m "not slow and not site"
+	$(PYTEST) -m "not slow and not site and not services and not system"
 
 test: export OMP_NUM_THREADS := 1
 test: install lint

@@ -13,6 +13,7 @@ users) is required in CI (``CI=true``): a skip for a missing part fails there
 """
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -79,9 +80,26 @@ def _shared_params(item) -> list[str]:
     return [f"{name}={spec.params[name]}" for name in sorted(spec.params) if name not in own]
 
 
+#: Tests that start a service (the ``services`` mark: opt-in for a bare ``pytest``, run by ``make
+#: test`` and CI) though their files do not say so: by the fixture that starts it, or by module.
+#: tests/grader/test_hub_lab.py and the Chromium checks of tests/site mark themselves.
+SERVICE_FIXTURES = {"postgres": "PostgreSQL", "cluster": "a Dask LocalCluster"}
+SERVICE_MODULES = {"tests/assignments/test_lab.py": "JupyterLab (make lab)"}
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _starts_a_service(item) -> bool:
+    return bool(SERVICE_FIXTURES.keys() & set(getattr(item, "fixturenames", ()))) or (
+        item.path.is_relative_to(ROOT) and item.path.relative_to(ROOT).as_posix() in SERVICE_MODULES
+    )
+
+
 def pytest_itemcollected(item):
-    """As each test is collected, before pytest-xdist reads the marks (in collection_modifyitems)."""
+    """As each test is collected, before pytest-xdist reads the marks (in collection_modifyitems)
+    and before ``-m`` deselects by them."""
     if item.get_closest_marker("xdist_group") is None:
         item.add_marker(
             pytest.mark.xdist_group("-".join([item.module.__name__, *_shared_params(item)]))
         )
+    if item.get_closest_marker("services") is None and _starts_a_service(item):
+        item.add_marker(pytest.mark.services)

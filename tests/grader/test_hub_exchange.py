@@ -31,7 +31,7 @@ from class_hub import no_students_python
 from class_machine import INSTRUCTOR, PYTHON, as_user, class_course, remove_users, why_not_here
 from hub import prepare
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.system]  # makes system users
 
 ASSIGNMENT = "fx00-tiny"
 

@@ -29,7 +29,8 @@ import class_hub
 import course_fixture
 from class_hub import ASSIGNMENT
 
-pytestmark = pytest.mark.slow
+# JupyterHub and Chromium; the students are system users
+pytestmark = [pytest.mark.slow, pytest.mark.services, pytest.mark.system]
 
 FUNCTIONS = {"impl_pad_batch": "pad_batch", "impl_pieces_per_word": "pieces_per_word",
              "impl_segment_ids": "segment_ids"}  # fmt: skip

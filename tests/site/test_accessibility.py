@@ -21,7 +21,7 @@ SITE = browser.SITE
 GATED = ("serious", "critical")
 #: page -> {axe rule: why it still fails and what fixes it}. Remove an entry once its fix lands.
 KNOWN: dict[str, dict[str, str]] = {}
-pytestmark = pytest.mark.site
+pytestmark = [pytest.mark.site, pytest.mark.services]  # Chromium
 
 
 @pytest.fixture(scope="module")

@@ -31,7 +31,7 @@ import course_fixture
 REPO = course_fixture.REPO
 SITE = browser.SITE
 SCREENSHOTS = SITE.parent / "screenshots"
-pytestmark = pytest.mark.site
+pytestmark = [pytest.mark.site, pytest.mark.services]  # Chromium
 
 
 def toc_pages() -> list[str]:

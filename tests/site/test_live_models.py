@@ -25,7 +25,7 @@ FILL_PAGE = "book/04-masked-language-modelling.html"
 CANVAS_PAGE = "book/06b-masked-diffusion.html"
 FILL, CANVAS = '[data-live="fillmask"]', '[data-live="canvas"]'
 LOAD_MS = 120_000  # the first query downloads ~60 MB and compiles the runtime
-pytestmark = pytest.mark.site
+pytestmark = [pytest.mark.site, pytest.mark.services]  # Chromium
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ import course_fixture
 REPO = course_fixture.REPO
 SITE = browser.SITE
 ALLOWED = REPO / "tools" / "long_code_lines.yml"
-pytestmark = pytest.mark.site
+pytestmark = [pytest.mark.site, pytest.mark.services]  # Chromium
 #: A printed output longer than this many lines scrolls in its own box or is folded.
 LONG_OUTPUT = 20
 #: The cell tags (Jupyter Book's) that keep a long output out of the reader's way.
