@@ -179,9 +179,9 @@ collect: install
 	@test -n "$(SOURCE)" || { echo "make collect ASSIGNMENT=<id> SOURCE=<folder, zip or exchange> [REGEXP=...]"; exit 2; }
 	$(GRADER) collect $(ASSIGNMENT) "$(SOURCE)" $(if $(REGEXP),--regexp '$(REGEXP)')
 
-# Grades WORKERS students at once (default: one per core, one more from 16 submissions per
-# core on), then prints one row per student and
-# writes autograder/reports/$(ASSIGNMENT).csv/.json; fails naming every student whose submission
+# Grades WORKERS students at once (default: one per core, one more from 8 submissions per core
+# on: bertlab_grader/parallel.py), then prints one row per student and writes
+# autograder/reports/$(ASSIGNMENT).csv/.json; fails naming every student whose submission
 # needs a look. A submission unchanged since it was graded is skipped (FORCE=1, or make regrade,
 # grades it again). Needs the assignment released (make release), and never releases it itself.
 # SCHEDULER=tcp://host:8786 grades on a Dask cluster instead (docs/instructors.md: "Grading on a cluster").
