@@ -94,13 +94,13 @@ lint: install
 book: install book/live/node_modules/.package-lock.json
 	$(call needs,book test,Jupyter Book)
 	$(BIN)/python -m bertlab.book_cache _build book/reference bertlab
-	PYTHONPATH=book $(BIN)/python -m reference.web_models _build/web
+	PYTHONPATH=book $(BIN)/python -m recipes.site.web_models _build/web
 	TRANSFORMERS_VERBOSITY=error $(BIN)/jupyter-book build . $(JB_FLAGS)
 	mkdir -p _build/html/_static/live && cp -R _build/web/. _build/html/_static/live/
 	@echo "Open _build/html/index.html, or serve it: $(BIN)/python -m http.server -d _build/html 8000"
 
 # The "Try it" boxes' runtime, onnxruntime-web, pinned in book/live/package-lock.json. make book
-# exports the live models (PYTHONPATH=book python -m reference.web_models) and copies them with it into the site.
+# exports the live models (PYTHONPATH=book python -m recipes.site.web_models) and copies them with it into the site.
 book/live/node_modules/.package-lock.json: book/live/package-lock.json
 	@command -v npm >/dev/null || { echo "bertlab: make book needs Node.js and npm: sudo apt-get install nodejs npm" >&2; exit 2; }
 	cd book/live && npm ci --no-audit --no-fund

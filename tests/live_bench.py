@@ -1,6 +1,6 @@
 """`make bench`'s figures for the "Try it" boxes (book/live/): timed in headless Chromium, reported.
 
-Exports the live models as make book does (PYTHONPATH=book python -m reference.web_models, into _build/bench/web,
+Exports the live models as make book does (PYTHONPATH=book python -m recipes.site.web_models, into _build/bench/web,
 where a second run reuses them), serves them on localhost with an empty page and times, on this
 machine: the fill-mask model's load (download from the local server and session start, runtime
 included), one fill-mask query, and one canvas step for 32 positions (the diffusion model's pass
@@ -10,6 +10,7 @@ load <= 5 s, query <= 300 ms, step <= 150 ms. Also the bytes the boxes add to th
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -45,10 +46,11 @@ def live_models() -> list[str]:
     """Print the boxes' timings and bytes; returns [] (reported, not budgeted)."""
     out = course_fixture.REPO / "_build" / "bench" / "web"
     subprocess.run(
-        [sys.executable, "-m", "reference.web_models", str(out)],
+        [sys.executable, "-m", "recipes.site.web_models", str(out)],
         check=True,
         stdout=subprocess.DEVNULL,
-        cwd=course_fixture.REPO / "book",
+        cwd=course_fixture.REPO,
+        env={**os.environ, "PYTHONPATH": "book"},
     )
     site = out.parent / "web-site"
     site.mkdir(exist_ok=True)

@@ -1,5 +1,5 @@
 // Loads what a "Try it" box runs, from this site only: onnxruntime-web (wasm backend, one thread,
-// so no cross-origin isolation is needed), the models the build exported (book/reference/web_models.py,
+// so no cross-origin isolation is needed), the models the build exported (recipes/site/web_models.py,
 // listed in models/models.json) and the WordPiece vocabulary. Every file is fetched by this
 // module, with its progress shown, and handed to onnxruntime as bytes: no CDN, no hub, no
 // Cache Storage, no blob: URL. Used by fillmask.mjs (Chapter 4) and canvas.mjs (Chapter 6b).

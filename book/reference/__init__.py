@@ -17,5 +17,8 @@ their path (``pyproject.toml``, ``[tool.pytest.ini_options] pythonpath``).
 - :mod:`reference.diffusion_sampler`, :mod:`reference.diffusion_training`: Chapter 6b's canvas
   sampler and trainer (which ``make diffusion``, ``recipes/diffusion/train.py``, runs), built on
   :mod:`reference.diffusion`;
-- :mod:`reference.retrieval`: mean-pooled vectors, top-k, recall@k, the prompt (Chapter 8; ps08).
+- :mod:`reference.retrieval`: mean-pooled vectors, top-k, recall@k, the prompt (Chapter 8; ps08);
+- :mod:`reference.web_sampler`: the "Try it" boxes' computations in numpy, the twin of their
+  JavaScript (``book/live/``), and Chapter 4's box's examples (Chapters 4 and 6b). The build
+  that exports the boxes' models is a recipe: ``recipes/site/``.
 """

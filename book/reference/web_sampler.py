@@ -1,6 +1,6 @@
 """What the website's live models compute, in numpy: the twin of ``book/live/*.mjs``.
 
-The build step (:mod:`reference.web_models`) runs these on onnxruntime's logits to write the
+The build step (``recipes/site/web_models.py``) runs these on onnxruntime's logits to write the
 reference file the browser tests hold the page's JavaScript to, so each function here is
 written to match its JavaScript twin step for step:
 
@@ -20,6 +20,15 @@ from __future__ import annotations
 from typing import Callable, Iterator
 
 import numpy as np
+
+#: Chapter 4's box's examples: its flagship sentence, then the two of "Fill in the blank is not
+#: generation". The page computes them with PyTorch; the build, with the exported model.
+FILL_EXAMPLES = (
+    "The capital of France is [MASK].",
+    "The [MASK] barked in the garden all morning.",
+    "The [MASK] sang in the garden all morning.",
+    "She drinks a cup of [MASK] every morning.",
+)
 
 _M32 = 0xFFFFFFFF
 

@@ -1,6 +1,6 @@
 """The "Try it" boxes of Chapters 4 and 6b in headless Chromium (run by `make test` after `make book`).
 
-The boxes run the course's models in the page (book/live/, exported by book/reference/web_models.py).
+The boxes run the course's models in the page (book/live/, exported by recipes/site/web_models.py).
 Here the browser must give onnxruntime-Python's answers (``_static/live/models/reference.json``):
 the top 5 fills and their probabilities within 1e-4 for three sentences, and the canvas's every
 step for a fixed seed in both orders; its tokenizer must equal transformers' on every probe
@@ -32,7 +32,7 @@ pytestmark = [pytest.mark.site, pytest.mark.services]  # Chromium
 def reference() -> dict:
     path = LIVE / "models" / "reference.json"
     assert path.is_file(), (
-        f"no {path}: build the site with `make book` (it runs PYTHONPATH=book python -m reference.web_models)"
+        f"no {path}: build the site with `make book` (it runs PYTHONPATH=book python -m recipes.site.web_models)"
     )
     return json.loads(path.read_text())
 

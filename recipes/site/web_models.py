@@ -1,6 +1,6 @@
 """The website's live models: the shipped checkpoints as ONNX, checked, for ``make book``.
 
-``PYTHONPATH=book python -m reference.web_models OUT`` writes what the pages' "Try it" boxes load (Chapter 4's
+``PYTHONPATH=book python -m recipes.site.web_models OUT`` writes what the pages' "Try it" boxes load (Chapter 4's
 fill-mask, Chapter 6b's canvas; ``book/live/README.md``) into ``OUT`` (``make book`` copies it
 to ``_build/html/_static/live``):
 
@@ -20,8 +20,10 @@ to ``_build/html/_static/live``):
   ``book/live/*.mjs``.
 
 It fails when the shipped file's top-1 agrees with PyTorch's on fewer than :data:`MIN_AGREEMENT`
-of the probe sentences (:mod:`bertlab.probes`). The ONNX steps are :mod:`reference.web_onnx`'s.
-Needs the book's lock (onnx, onnxruntime); no student or grader install imports it.
+of the probe sentences (:mod:`bertlab.probes`). The ONNX steps are :mod:`recipes.site.web_onnx`'s.
+Needs the book's lock (onnx, onnxruntime); no student or grader install imports it. A recipe like
+``recipes/checkpoint/export.py``: it builds an artifact from the shipped weights, and the pages'
+examples and the numpy twin of the boxes' JavaScript stay with the book (:mod:`reference.web_sampler`).
 """
 
 from __future__ import annotations
@@ -36,8 +38,7 @@ import time
 from pathlib import Path
 
 from bertlab.probes import PROBES
-from reference import web_sampler
-from reference.web_onnx import (
+from recipes.site.web_onnx import (
     OPSET,
     agreement,
     embedding_copies,
@@ -49,20 +50,15 @@ from reference.web_onnx import (
     store_fp16,
     torch_top1,
 )
+from reference import web_sampler
+from reference.web_sampler import FILL_EXAMPLES
 
-REPO = Path(__file__).resolve().parents[2]  # book/reference/web_models.py
+REPO = Path(__file__).resolve().parents[2]  # recipes/site/web_models.py
 PAGES_JS = REPO / "book" / "live"
 ORT_DIST = PAGES_JS / "node_modules" / "onnxruntime-web" / "dist"
 #: onnxruntime-web's wasm-only ES module (its glue inside) and the plain, single-thread-capable binary.
 ORT_FILES = ("ort.wasm.bundle.min.mjs", "ort-wasm-simd-threaded.wasm")
 MIN_AGREEMENT = 0.95
-#: Chapter 4's examples: its flagship sentence, then the two of "Fill in the blank is not generation".
-FILL_EXAMPLES = (
-    "The capital of France is [MASK].",
-    "The [MASK] barked in the garden all morning.",
-    "The [MASK] sang in the garden all morning.",
-    "She drinks a cup of [MASK] every morning.",
-)
 #: Chapter 6b's canvas: held-out (word, sentence) pairs, the chapter's river bank first; N, K as the chapter's.
 CANVAS_EXAMPLES = (
     ("bank", "they pulled the canoe up on the bank"),

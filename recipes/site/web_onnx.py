@@ -1,4 +1,4 @@
-"""One shipped ``BertForMaskedLM`` as ONNX for the website, in steps (:mod:`reference.web_models`
+"""One shipped ``BertForMaskedLM`` as ONNX for the website, in steps (:mod:`recipes.site.web_models`
 runs them for ``make book``): ``torch.onnx.export`` with dynamic batch and length, onnxruntime's
 int8 quantisation, or fp16 storage computed in fp32; an onnxruntime session, one sequence's
 logits, and the share of the probe sentences (:mod:`bertlab.probes`) whose top-1 agrees with
