@@ -118,6 +118,13 @@ def chromium():
         shutil.rmtree(profile, ignore_errors=True)
 
 
+def toc_pages() -> list[str]:
+    """The site paths of the pages in ``_toc.yml``, in reading order (``book/intro.html``, ...)."""
+    import course_fixture
+
+    return [f"{file}.html" for file in course_fixture.toc_files()]
+
+
 #: The built site the checks read: ``make book``'s, or the folder ``BERTLAB_SITE`` names.
 SITE = Path(
     os.environ.get("BERTLAB_SITE", Path(__file__).resolve().parents[1] / "_build" / "html")

@@ -37,6 +37,16 @@ REPO = Path(__file__).resolve().parents[1]  # tests/course_fixture.py -> the rep
 GRADER_COURSE = REPO / "tests" / "grader_course"
 
 
+def toc_files(repo: Path = REPO) -> list[str]:
+    """The files of the book's pages, in ``_toc.yml``'s reading order (``book/intro``, ...): the
+    root, then each part's chapters."""
+    import yaml
+
+    toc = yaml.safe_load((repo / "_toc.yml").read_text())
+    chapters = [c["file"] for part in toc.get("parts", []) for c in part.get("chapters", [])]
+    return [toc["root"], *chapters]
+
+
 def assignments(repo: Path = REPO) -> list[str]:
     """Ids of every assignment: the folders ``solutions/psNN-slug`` (``fxNN-slug`` in the
     grader's test course)."""

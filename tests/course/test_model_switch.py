@@ -31,17 +31,18 @@ from pathlib import Path
 
 import pytest
 
+import course_fixture
+
 REPO = Path(__file__).resolve().parents[2]
 BOOK = REPO / "book"
-TOC = REPO / "_toc.yml"
 CELL_TIMEOUT = 600  # seconds; the longest cell on the tiny model takes well under a minute
 
 pytestmark = pytest.mark.slow
 
 
 def toc_pages() -> list[str]:
-    """Every page of ``_toc.yml`` in reading order, as ``book/<stem>`` stems."""
-    return re.findall(r"(?:root|file):\s*book/(\S+)", TOC.read_text())
+    """Every page of ``_toc.yml`` in reading order, by its stem (``book/<stem>.md``)."""
+    return [file.removeprefix("book/") for file in course_fixture.toc_files()]
 
 
 def code(stem: str) -> str:

@@ -15,25 +15,13 @@ from __future__ import annotations
 import pytest
 
 import browser
-from test_browser import toc_pages
+from browser import toc_pages
 
 SITE = browser.SITE
 GATED = ("serious", "critical")
 #: page -> {axe rule: why it still fails and what fixes it}. Remove an entry once its fix lands.
 KNOWN: dict[str, dict[str, str]] = {}
 pytestmark = [pytest.mark.site, pytest.mark.services]  # Chromium
-
-
-@pytest.fixture(scope="module")
-def base():
-    with browser.served_site(SITE) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def context():
-    with browser.reader() as ctx:
-        yield ctx
 
 
 def violations(page, context: str | None = None) -> dict[str, int]:

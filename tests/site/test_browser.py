@@ -27,32 +27,12 @@ import yaml
 
 import browser
 import course_fixture
+from browser import toc_pages
 
 REPO = course_fixture.REPO
 SITE = browser.SITE
 SCREENSHOTS = SITE.parent / "screenshots"
 pytestmark = [pytest.mark.site, pytest.mark.services]  # Chromium
-
-
-def toc_pages() -> list[str]:
-    """The site paths of the pages in _toc.yml, in reading order."""
-    toc = yaml.safe_load((REPO / "_toc.yml").read_text())
-    files = [toc["root"]] + [
-        c["file"] for part in toc.get("parts", []) for c in part.get("chapters", [])
-    ]
-    return [f"{file}.html" for file in files]
-
-
-@pytest.fixture(scope="module")
-def base():
-    with browser.served_site(SITE) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def context():
-    with browser.reader() as ctx:
-        yield ctx
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ The site is `$BERTLAB_SITE` (default `_build/html`); helpers: tests/browser.py.
 from __future__ import annotations
 
 import json
+import re
 from urllib.request import urlopen
 
 import pytest
@@ -179,8 +180,9 @@ def test_without_javascript_or_from_a_file_the_page_says_how_to_serve_it(context
     assert 'class="bertlab-live-note"' in html and serve in html
     page = context.new_page()  # opened as a file, Chromium refuses the module: the note stays
     try:
-        page.goto((SITE / FILL_PAGE).as_uri())
-        page.wait_for_timeout(1000)
+        refused = re.compile(r"Access to script at '.*/fillmask\.mjs' .* blocked by CORS policy")
+        with page.expect_console_message(lambda m: bool(refused.search(m.text))):
+            page.goto((SITE / FILL_PAGE).as_uri())
         assert serve in page.inner_text(f"{FILL} .bertlab-live-note")
         assert page.eval_on_selector(FILL, "b => b.dataset.state") is None
     finally:

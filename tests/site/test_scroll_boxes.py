@@ -21,6 +21,7 @@ import yaml
 
 import browser
 import course_fixture
+from browser import toc_pages
 
 REPO = course_fixture.REPO
 SITE = browser.SITE
@@ -64,14 +65,6 @@ _SCROLL_BOXES_JS = """() => [...document.querySelector('article.bd-article').que
   }).map(el => ({what: `${el.tagName.toLowerCase()}.${[...el.classList].join('.')}`,
                  text: el.textContent.trim().slice(0, 50), tabIndex: el.tabIndex,
                  label: (el.getAttribute('aria-label') || el.getAttribute('aria-labelledby') || '').trim()}))"""
-
-
-def toc_pages() -> list[str]:
-    toc = yaml.safe_load((REPO / "_toc.yml").read_text())
-    files = [toc["root"]] + [
-        c["file"] for part in toc.get("parts", []) for c in part.get("chapters", [])
-    ]
-    return [f"{file}.html" for file in files]
 
 
 def allowed_lines() -> dict[str, list[str]]:

@@ -5,23 +5,15 @@ import os
 from pathlib import Path
 
 import pytest
-import yaml
 
 import course_fixture
+from course_fixture import toc_files
 
 REPO = course_fixture.REPO
 SITE = Path(
     os.environ.get("BERTLAB_SITE", REPO / "_build" / "html")
 ).resolve()  # as tests/site/test_browser.py
 pytestmark = pytest.mark.site
-
-
-def toc_files() -> list[str]:
-    toc = yaml.safe_load((REPO / "_toc.yml").read_text())
-    files = [toc["root"]]
-    for part in toc.get("parts", []):
-        files += [chapter["file"] for chapter in part.get("chapters", [])]
-    return files
 
 
 @pytest.fixture(scope="module")
