@@ -54,6 +54,71 @@ from recipes.checkpoint.run_folder import lr_factor, save, seed_from_shipped
 from recipes.checkpoint.threads import ThreadTuner
 
 
+class Curve:
+    """``curve.jsonl``: a row per held-out evaluation (step, wall time, mean training loss since
+    the row before, held-out loss and accuracy, corpus), as ``decide.py`` and the card read it."""
+
+    def __init__(self, path: Path, corpus: str, model, eval_set):
+        self.path, self.corpus, self.model, self.eval_set = path, corpus, model, eval_set
+
+    def row(self, st: dict, train_loss: float | None, wall_s: float | None = None) -> tuple:
+        """Evaluate, append the row for ``st``'s step; the held-out (loss, accuracy)."""
+        ev_loss, ev_acc = evaluate(self.model, self.eval_set)
+        row = {
+            "step": st["step"],
+            "wall_s": round(st["wall"], 1) if wall_s is None else wall_s,
+            "train_loss": train_loss,
+            "eval_loss": ev_loss,
+            "eval_acc": ev_acc,
+            "corpus": self.corpus,
+        }
+        with self.path.open("a") as f:
+            f.write(json.dumps(row) + "\n")
+        return ev_loss, ev_acc
+
+
+def resume(args, ckpt_path: Path, model, collator, curve: Curve) -> tuple[dict, dict | None, bool]:
+    """The run's state and optimizer state from ``checkpoint.pt`` (model and masking RNG loaded in
+    place), the curve cut back to its step, a row where a new stage starts (another corpus, or a
+    run seeded from the shipped weights), and whether ``--max-steps`` is already reached."""
+    ck = torch.load(ckpt_path, weights_only=False, map_location="cpu")  # saved on either device
+    model.load_state_dict(ck["model"])
+    opt_state = ck.get("optimizer")  # None right after seed_from_shipped
+    if "collator_rng" in ck:
+        collator.generator.set_state(ck["collator_rng"])
+        torch.set_rng_state(ck["torch_rng"])
+    st = ck["state"]
+    st["budget_s"] = st["wall"] + args.minutes * 60 if args.minutes else st["budget_s"]
+    rows = (
+        [json.loads(line) for line in curve.path.read_text().splitlines()]
+        if curve.path.is_file()
+        else []
+    )
+    curve.path.write_text("".join(json.dumps(r) + "\n" for r in rows if r["step"] <= st["step"]))
+    print(f"resumed from step {st['step']} ({st['wall'] / 60:.1f} min trained)")
+    if args.max_steps and st["step"] >= args.max_steps:
+        print(f"already at step {st['step']} >= --max-steps {args.max_steps}: nothing to do")
+        return st, opt_state, True
+    if rows and (rows[-1].get("corpus", curve.corpus) != curve.corpus or opt_state is None):
+        ev_loss, ev_acc = curve.row(st, None)  # a new stage starts here
+        print(
+            f"new corpus {curve.corpus} at step {st['step']}: eval loss {ev_loss:.3f} "
+            f"acc {ev_acc:.4f}"
+        )
+    return st, opt_state, False
+
+
+def lr_now(args, st: dict, trained_s: float) -> float:
+    """The learning-rate factor for the next step: :func:`lr_factor` of the steps and the share
+    of the budget (minutes, else steps) used since the schedule started."""
+    s0, w0 = st.get("schedule_from_step", 0), st.get("schedule_from_wall", 0.0)
+    if st["budget_s"]:
+        progress = (trained_s - w0) / max(st["budget_s"] - w0, 1e-9)
+    else:
+        progress = (st["step"] - s0) / max(args.max_steps - s0, 1) if args.max_steps else 0.0
+    return lr_factor(st["step"] - s0, progress) * args.lr_scale
+
+
 def train(args: argparse.Namespace) -> dict:
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)  # the new MLM head's initialisation
@@ -66,82 +131,31 @@ def train(args: argparse.Namespace) -> dict:
         seed_from_shipped(args.init_from, out)
     tokenizer = load_tokenizer()
     train_rows, heldout_rows = load_data(args.corpus, out, tokenizer, args.seq_len)  # [N, L] int16
-    eval_set = fixed_eval_set(
-        heldout_rows, tokenizer, args.eval_seqs
-    )  # of THIS corpus (token masking)
-    cid = corpus_id(args.corpus)
+    eval_set = fixed_eval_set(heldout_rows, tokenizer, args.eval_seqs)  # of THIS corpus
     model = build_model(train_rows)
     model.train()
     collator = make_collator(tokenizer, args.seed, args.whole_word)
     collator.create_rng("pt")
     continuation = continuation_mask(tokenizer) if args.whole_word else None  # once, not per batch
-    ckpt_path, curve_path = out / "checkpoint.pt", out / "curve.jsonl"
+    ckpt_path = out / "checkpoint.pt"
+    curve = Curve(out / "curve.jsonl", corpus_id(args.corpus), model, eval_set)
     st = {"step": 0, "epoch": 0, "index": 0, "wall": 0.0, "budget_s": 0.0}
     opt_state = None
-
-    def log(row: dict) -> None:
-        with curve_path.open("a") as f:
-            f.write(json.dumps(row) + "\n")
-
     if ckpt_path.is_file() and not args.no_resume:
-        ck = torch.load(ckpt_path, weights_only=False, map_location="cpu")  # saved on either device
-        model.load_state_dict(ck["model"])
-        opt_state = ck.get("optimizer")  # None right after seed_from_shipped
-        if "collator_rng" in ck:
-            collator.generator.set_state(ck["collator_rng"])
-            torch.set_rng_state(ck["torch_rng"])
-        st = ck["state"]
-        st["budget_s"] = st["wall"] + args.minutes * 60 if args.minutes else st["budget_s"]
-        rows = (
-            [json.loads(line) for line in curve_path.read_text().splitlines()]
-            if curve_path.is_file()
-            else []
-        )
-        curve_path.write_text(
-            "".join(json.dumps(r) + "\n" for r in rows if r["step"] <= st["step"])
-        )
-        print(f"resumed from step {st['step']} ({st['wall'] / 60:.1f} min trained)")
-        if args.max_steps and st["step"] >= args.max_steps:
-            print(f"already at step {st['step']} >= --max-steps {args.max_steps}: nothing to do")
+        st, opt_state, done = resume(args, ckpt_path, model, collator, curve)
+        if done:
             return st
-        if rows and (
-            rows[-1].get("corpus", cid) != cid or opt_state is None
-        ):  # a new stage starts here
-            ev_loss, ev_acc = evaluate(model, eval_set)
-            log(
-                {
-                    "step": st["step"],
-                    "wall_s": round(st["wall"], 1),
-                    "train_loss": None,
-                    "eval_loss": ev_loss,
-                    "eval_acc": ev_acc,
-                    "corpus": cid,
-                }
-            )
-            print(
-                f"new corpus {cid} at step {st['step']}: eval loss {ev_loss:.3f} acc {ev_acc:.4f}"
-            )
     else:
         torch.manual_seed(args.seed)
         st["budget_s"] = args.minutes * 60
-        curve_path.write_text("")
+        curve.path.write_text("")
 
     model.to(device)
     opt = make_optimizer(model)  # after .to(device): its state lives where the parameters do
     if opt_state is not None:
         opt.load_state_dict(opt_state)
     if st["step"] == 0:
-        ev_loss, ev_acc = evaluate(model, eval_set)
-        log(
-            {
-                "step": 0,
-                "wall_s": 0.0,
-                "train_loss": None,
-                "eval_loss": ev_loss,
-                "eval_acc": ev_acc,
-                "corpus": cid,
-            }
-        )
+        ev_loss, ev_acc = curve.row(st, None, wall_s=0.0)
         print(f"step 0: eval loss {ev_loss:.3f} acc {ev_acc:.4f}")
 
     def checkpoint() -> None:
@@ -161,6 +175,20 @@ def train(args: argparse.Namespace) -> dict:
             },
         )
 
+    losses = run_steps(args, model, opt, collator, tokenizer, train_rows, continuation, st, curve,
+                       device, bf16, checkpoint)  # fmt: skip
+    if losses:  # final point on the curve
+        ev_loss, ev_acc = curve.row(st, sum(losses) / len(losses))
+        print(f"final step {st['step']}: eval loss {ev_loss:.3f} acc {ev_acc:.4f}")
+    checkpoint()
+    return st
+
+
+def run_steps(args, model, opt, collator, tokenizer, train_rows, continuation, st: dict,
+              curve: Curve, device, bf16: bool, checkpoint) -> list[float]:  # fmt: skip
+    """Train until ``--max-steps`` or ``--minutes``: a row on the curve every ``--eval-every``
+    steps, a checkpoint every ``--save-every-minutes``. ``st`` goes on in place; returns the
+    training losses since the curve's last row."""
     start = last_save = time.time()
     wall0 = st["wall"]
     deadline = start + args.minutes * 60 if args.minutes else math.inf
@@ -191,12 +219,7 @@ def train(args: argparse.Namespace) -> dict:
             if args.whole_word
             else [r.long() for r in rows]
         )
-        s0, w0 = st.get("schedule_from_step", 0), st.get("schedule_from_wall", 0.0)
-        if st["budget_s"]:
-            progress = (wall0 + time.time() - start - w0) / max(st["budget_s"] - w0, 1e-9)
-        else:
-            progress = (st["step"] - s0) / max(args.max_steps - s0, 1) if args.max_steps else 0.0
-        factor = lr_factor(st["step"] - s0, progress) * args.lr_scale
+        factor = lr_now(args, st, wall0 + time.time() - start)
         for g in opt.param_groups:
             g["lr"] = g["base_lr"] * factor
         ids, labels = (
@@ -219,40 +242,17 @@ def train(args: argparse.Namespace) -> dict:
         bar.update(1)
         bar.set_postfix(loss=f"{losses[-1]:.3f}", lr=f"{factor:.2f}", thr=torch.get_num_threads())
         if st["step"] % args.eval_every == 0:
-            ev_loss, ev_acc = evaluate(model, eval_set)
-            log(
-                {
-                    "step": st["step"],
-                    "wall_s": round(st["wall"], 1),
-                    "train_loss": sum(losses) / len(losses),
-                    "eval_loss": ev_loss,
-                    "eval_acc": ev_acc,
-                    "corpus": cid,
-                }
-            )
+            ev_loss, ev_acc = curve.row(st, sum(losses) / len(losses))
             tqdm.write(
-                f"step {st['step']}: train {sum(losses) / len(losses):.3f} eval {ev_loss:.3f} acc {ev_acc:.4f}"
+                f"step {st['step']}: train {sum(losses) / len(losses):.3f} eval {ev_loss:.3f} "
+                f"acc {ev_acc:.4f}"
             )
             losses = []
         if time.time() - last_save > args.save_every_minutes * 60:
             checkpoint()
             last_save = time.time()
     bar.close()
-    if losses:  # final point on the curve
-        ev_loss, ev_acc = evaluate(model, eval_set)
-        log(
-            {
-                "step": st["step"],
-                "wall_s": round(st["wall"], 1),
-                "train_loss": sum(losses) / len(losses),
-                "eval_loss": ev_loss,
-                "eval_acc": ev_acc,
-                "corpus": cid,
-            }
-        )
-        print(f"final step {st['step']}: eval loss {ev_loss:.3f} acc {ev_acc:.4f}")
-    checkpoint()
-    return st
+    return losses
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
