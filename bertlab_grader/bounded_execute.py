@@ -73,7 +73,7 @@ class BoundedExecute(Execute):
             self._deadline = time.monotonic() + self.notebook_timeout
 
     def _get_timeout(self, cell):
-        """A cell's (or a fingerprint's) wait: its own timeout, never past the notebook's wall clock."""
+        """A cell's wait: its own timeout, never past the notebook's wall clock."""
         timeout = super()._get_timeout(cell)
         deadline = getattr(self, "_deadline", None)
         if deadline is None:

@@ -84,8 +84,8 @@ def configure(c, root: str | Path, course_id: str):
         "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     ]
 
-    # A test cell counts only if the kernel it ran in was not rigged by the submission: nbgrader's
-    # Execute, sandboxed, plus a fingerprint of the kernel before and after every test cell.
+    # Test cells run in a kernel of their own, which never holds the submission's code: nbgrader's
+    # Execute, sandboxed, with a second kernel (bertlab_grader.guarded_execute).
     c.Autograde.autograde_preprocessors = swapped(
         "autograde_preprocessors", Execute, GuardedExecute
     )

@@ -1,21 +1,23 @@
-"""Feedback never shows hidden-test source, not even when a submission prints it, in any encoding.
+"""Feedback shows a hidden test's score and its assertion's message, never the hidden inputs.
 
-nbgrader's ``ClearHiddenTests`` removes the ``### BEGIN HIDDEN TESTS`` region from each test
-cell's source, but a cell's *outputs* go to the student as they are. A submission can put the
-hidden tests there itself: read its caller's frame (``sys._getframe(1)``, IPython's ``In``)
-from inside a function a hidden test calls, and print it, reversed or base64-encoded, then or
-in any later cell. (The sandbox keeps the course's files out of its sight.)
-:class:`RedactHiddenTests` runs in ``nbgrader generate_feedback`` before ``ClearHiddenTests``,
-and keeps of the outputs only what is allowed, not what looks harmless:
+Hidden tests run in the tests' kernel (:mod:`bertlab_grader.guarded_execute`): their source never
+reaches the student's process, and their errors are written with a minimal traceback. But a
+hidden test passes its inputs to the student's functions, and the student's code can keep them:
+print them then, raise them as an error's message, or print them in any later cell of its own.
+So :class:`RedactHiddenTests` (in ``nbgrader generate_feedback``, before nbgrader's
+``ClearHiddenTests``, which removes the hidden region of each test cell's source) keeps of the
+outputs only what is allowed, not what looks harmless:
 
-- what ran before the first hidden test cell is shown as it is (nothing hidden had run yet);
-- from the first hidden test cell on, every cell shows only its error, if it has one, never the
-  source, a traceback or anything printed: a test cell's ``AssertionError`` with its message
-  (written for students) only where that message is one the cell's own ``assert`` statements
-  write (:func:`assertion_templates`), each value it shows cut at :attr:`slot_chars` characters;
-  any other error as the name of its built-in type and a fixed line (a message of the
-  submission's own, ``ValueError(base64(source))``, is never shown);
-- and every output that still quotes a hidden-test line (or the marker) is replaced by a notice.
+- what ran before the first hidden test cell is shown as it is (no hidden input had crossed yet);
+- from the first hidden test cell on, every cell shows only its error, if it has one, never a
+  traceback or anything printed: a test cell's ``AssertionError`` with its message (written for
+  students) only where that message is one the cell's own ``assert`` statements write
+  (:func:`assertion_templates`) and the error was not raised by the submission's code (the
+  tests' kernel marks those: ``FROM_SUBMISSION_KEY``), each value it shows cut at
+  :attr:`slot_chars` characters; any other error as the name of its built-in type and a fixed
+  line (a message of the submission's own, ``ValueError(repr(hidden_inputs))``, is never shown);
+- what the submission printed while a hidden test called it is in the autograded notebook's cell
+  metadata (``PRINTED_KEY``), for the instructor, never in an output.
 
 So what a submission can smuggle out is what a failing assertion shows of its own values: at most
 :attr:`slot_chars` characters in each of that message's ``{...}`` slots.
@@ -28,8 +30,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import html
-import json
 import re
 
 from nbformat.notebooknode import NotebookNode
@@ -37,48 +37,18 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
 from traitlets import Integer, Unicode
 
-NOTICE = "[output removed by the grader: it contained the source of hidden tests]\n"
 #: A cell's metadata key where :class:`bertlab_grader.guarded_execute.GuardedExecute` lists the
-#: errors it wrote itself ("KernelDied: ...", "GradingIntegrityError: ..."), after removing any
-#: the submission brought: the feedback shows those as they are.
+#: errors it wrote itself ("KernelDied: ...", "GradingIntegrityError: ..."): the feedback shows
+#: those as they are.
 NOTICES_KEY = "bertlab_grader_notices"
-
-
-def lines_between(cells, begin: str, end: str) -> list[str]:
-    """Stripped, non-blank source lines between a ``begin`` and an ``end`` marker line, in order."""
-    lines = []
-    for cell in cells:
-        inside = False
-        for line in cell.source.splitlines():
-            if begin in line:
-                inside = True
-            elif end in line:
-                inside = False
-            elif inside and line.strip():
-                lines.append(line.strip())
-    return lines
-
-
-def hidden_lines(cells, begin: str, end: str, shortest: int) -> set[str]:
-    """The hidden-test lines worth searching for: at least ``shortest`` characters long."""
-    return {line for line in lines_between(cells, begin, end) if len(line) >= shortest}
-
-
-def _texts(output: NotebookNode) -> list[str]:
-    """Every piece of text an output can show."""
-    texts = []
-    if output.get("text"):
-        texts.append(output["text"] if isinstance(output["text"], str) else "".join(output["text"]))
-    for value in output.get("data", {}).values():
-        texts.append(value if isinstance(value, str) else json.dumps(value))
-    texts += [output.get("ename", ""), output.get("evalue", "")] + list(output.get("traceback", []))
-    return texts
-
-
-def spellings(text: str) -> list[str]:
-    """The text as printed, and as it reads once JSON or HTML escaping is undone."""
-    unjson = text.replace('\\"', '"').replace("\\n", "\n").replace("\\\\", "\\")
-    return [text, unjson, html.unescape(text), html.unescape(unjson)]
+#: True where the test cell's error was raised by the submission's code (through a call).
+FROM_SUBMISSION_KEY = "bertlab_grader_error_from_submission"
+#: What the submission's code printed while the cell's tests called it (for the instructor).
+PRINTED_KEY = "bertlab_grader_printed"
+#: The keys only the grader writes: any a submission brings is removed before grading.
+GRADER_KEYS = (NOTICES_KEY, FROM_SUBMISSION_KEY, PRINTED_KEY)
+#: The line that opens a test cell's hidden region.
+HIDDEN_MARKER = "BEGIN HIDDEN TESTS"
 
 
 #: The line an error gets in place of a message that is not a test's own.
@@ -182,11 +152,13 @@ def error_only(
     templates: list[Template] = (),
     slot_chars: int = 60,
     notices: list[str] = (),
+    from_submission: bool = False,
 ) -> list[NotebookNode]:
     """The errors of ``outputs``, nothing else (no stream, display or traceback): an
     ``AssertionError`` whose message one of ``templates`` writes, with that message (its slots cut
-    to ``slot_chars``, then to ``lines`` lines and ``chars`` characters); any other error as its
-    built-in type's name and :data:`NOT_SHOWN`; the grader's own ``notices`` as they are."""
+    to ``slot_chars``, then to ``lines`` lines and ``chars`` characters), unless the submission's
+    code raised it (``from_submission``); any other error as its built-in type's name and
+    :data:`NOT_SHOWN`; the grader's own ``notices`` as they are."""
     kept = []
     for output in outputs:
         if output.get("output_type") != "error":
@@ -200,7 +172,7 @@ def error_only(
             next(
                 (m for t in templates for m in [t.shown(evalue, slot_chars)] if m is not None), None
             )
-            if ename == "AssertionError"
+            if ename == "AssertionError" and not from_submission
             else None
         )
         if shown is not None:
@@ -231,17 +203,13 @@ def is_test_cell(cell, begin: str) -> bool:
 
 
 class RedactHiddenTests(NbGraderPreprocessor):
-    """From the first hidden test cell on, only errors' names and messages; anything quoting a
-    hidden test replaced by a notice (runs before ``ClearHiddenTests``).
+    """From the first hidden test cell on, only errors' names and the tests' own messages (runs
+    before ``ClearHiddenTests``).
 
     An nbgrader preprocessor, so it is enabled once listed (nbconvert's are off by default).
     """
 
-    begin = Unicode("BEGIN HIDDEN TESTS").tag(config=True)
-    end = Unicode("END HIDDEN TESTS").tag(config=True)
-    shortest = Integer(
-        12, help="hidden-test lines shorter than this (``else:``) are not searched for"
-    ).tag(config=True)
+    begin = Unicode(HIDDEN_MARKER).tag(config=True)
     message_chars = Integer(
         400,
         help=(
@@ -276,19 +244,6 @@ class RedactHiddenTests(NbGraderPreprocessor):
                     templates,
                     self.slot_chars,
                     cell.metadata.get(NOTICES_KEY, []),
+                    bool(cell.metadata.get(FROM_SUBMISSION_KEY)),
                 )
-        lines = hidden_lines(nb.cells, self.begin, self.end, self.shortest)
-        needles = lines | {self.begin, self.end}
-        for cell in nb.cells:
-            if cell.cell_type != "code":
-                continue
-            redacted = []
-            for output in cell.get("outputs", []):
-                readings = [s for t in _texts(output) for s in spellings(t)]
-                if any(n in s for s in readings for n in needles):
-                    self.log.warning("Feedback: removed an output that quotes hidden tests")
-                    redacted.append(NotebookNode(output_type="stream", name="stdout", text=NOTICE))
-                else:
-                    redacted.append(output)
-            cell.outputs = redacted
         return nb, resources

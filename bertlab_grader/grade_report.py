@@ -3,10 +3,11 @@
 ``nbgrader autograde`` writes scores into the gradebook and graded notebooks into
 ``autograder/autograded/``, and says in its log which submissions it could not run. An
 instructor wants one table: each student's score, and the submissions to open by hand, with
-why (a test that did not count because the kernel was rigged, a kernel that died, output the
-grader cut, a submission nbgrader could not grade at all). This module reads the gradebook
-with nbgrader's own API and the graded notebooks' outputs (the errors
-:mod:`bertlab_grader.guarded_execute` writes) into that table, and writes it as CSV and JSON.
+why (a test that did not count because the course's own code was handed in, a kernel that died,
+output the grader cut, a submission nbgrader could not grade at all). This module reads the
+gradebook with nbgrader's own API and the graded notebooks' outputs (the errors
+:mod:`bertlab_grader.guarded_execute` writes, listed in each cell's metadata, so that a submission
+cannot raise one of its own) into that table, and writes it as CSV and JSON.
 ``python -m bertlab_grader autograde`` (``make autograde``) prints it after grading.
 """
 
@@ -22,20 +23,29 @@ from bertlab_grader import layout
 
 #: Error names in a graded notebook, and what each means for the instructor.
 FLAGS = {
-    "GradingIntegrityError": "kernel rigged: a test did not count",
+    "GradingIntegrityError": "the course's own code handed in: a test did not count",
     "KernelDied": "kernel died: later cells scored 0",
+    "SubmissionError": "the submission's kernel did not answer the tests",
+    "TestsKernelError": "the tests' kernel could not run a set-up cell",
     "CellTimeoutError": "a cell ran past its time limit and was interrupted",
 }
+#: The flags only the grader writes (listed in the cell's metadata): a submission's own exception of
+#: that name raises no flag.
+GRADERS_OWN = {"GradingIntegrityError", "KernelDied", "SubmissionError", "TestsKernelError"}
 OUTPUT_CUT = "the grader cut the output here"
 
 
 def notebook_flags(path: Path) -> list[str]:
     """What in one graded notebook an instructor should look at (empty: nothing)."""
+    from bertlab_grader.feedback_redaction import NOTICES_KEY
+
     found = []
     for cell in nbformat.read(path, as_version=4).cells:
+        notices = {n.split(":", 1)[0] for n in cell.get("metadata", {}).get(NOTICES_KEY, [])}
         for out in cell.get("outputs", []):
-            if out.get("output_type") == "error" and out.get("ename") in FLAGS:
-                found.append(FLAGS[out["ename"]])
+            name = out.get("ename")
+            if out.get("output_type") == "error" and name in FLAGS and (name not in GRADERS_OWN or name in notices):
+                found.append(FLAGS[name])
             elif out.get("output_type") == "stream" and OUTPUT_CUT in out.get("text", ""):
                 found.append("output cut at the byte limit")
     return list(dict.fromkeys(found))

@@ -1,7 +1,7 @@
 """What a sandboxed kernel may read and keep besides the system: the allow-list the sandbox's
 command line (:mod:`bertlab_grader.sandbox.bwrap`) binds and passes on.
 
-- :func:`readable_paths`: the grader's own package (the guard the kernel's probe imports), the
+- :func:`readable_paths`: the grader's own package (a kernel imports its side of the calls), the
   Python environment's own folders (its prefixes and site-packages, each at its own path: an
   environment inside the course repository shows its own folder, never the repository around it),
   the packages installed in it in editable mode, and the course's extra folders (model caches).
@@ -19,7 +19,7 @@ from pathlib import Path
 
 PACKAGE = (
     Path(__file__).resolve().parents[1]
-)  # bertlab_grader/, whose kernel_guard the probe imports in the kernel
+)  # bertlab_grader/, whose crossing.student_side a student's kernel imports
 
 #: The environment variables a kernel keeps (shell patterns); every other one is removed (a
 #: gradebook URL with its password, the instructor's paths). A course adds its own

@@ -3,8 +3,7 @@
 nbgrader runs each submission in an ordinary Jupyter kernel, as the instructor's user, with the
 course folder next to it. Code in a notebook could therefore open the gradebook (a plain SQLite
 file) and give itself or a classmate extra credit, overwrite another student's submission, or
-read the hidden tests from the source notebooks or from ``.git``. The kernel guard
-(:mod:`bertlab_grader.kernel_guard`) cannot see any of that: it only watches the kernel.
+read the hidden tests from the source notebooks or from ``.git``.
 
 :class:`SandboxedKernelManager` is jupyter_client's ``AsyncKernelManager`` (the one nbgrader's
 ``Execute`` uses) with the kernel command wrapped in bubblewrap (``bwrap``, the sandbox behind
@@ -78,12 +77,11 @@ class SandboxedKernelManager(AsyncKernelManager):
     _cold_cmd: list[str] | None = None  # the same kernel started cold, if the warm start fails
     _cgroup: KernelCgroup | None = None  # the kernel's hard caps, where cgroups can be made
     _cgroup_problem: str | None = None  # why not, said once per process
-    oracles: tuple[
-        str, ...
-    ] = ()  # c.GuardedExecute.oracles, set by GuardedExecute: a zygote reads where
-    oracle_origins: dict | None = (
-        None  # they are defined (kernel_origins.oracle_origins), for a warm kernel
-    )
+    #: "student" (the default) or "tests": a tests' kernel is never forked from a zygote that forked
+    #: a student's kernel (bertlab_grader.tests_kernel)
+    role: str = "student"
+    #: folders it may read besides the course's (a tests' kernel: where the student's kernel serves)
+    extra_readable: tuple[Path, ...] = ()
 
     async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
         await super()._async_launch_kernel(kernel_cmd, **kw)
@@ -148,8 +146,9 @@ class SandboxedKernelManager(AsyncKernelManager):
         return Sandbox(config=self.config)
 
     def _readable(self) -> list[Path]:
-        """What the kernel may read besides the system: the environment and the course's folders."""
-        return allowed.readable_paths(self._settings().readable_folders())
+        """What the kernel may read besides the system: the environment, the course's folders and
+        :attr:`extra_readable`."""
+        return allowed.readable_paths([*self._settings().readable_folders(), *self.extra_readable])
 
     def _environment(self) -> dict[str, str]:
         """The environment variables the kernel keeps (the grader's list and the course's)."""
@@ -189,7 +188,7 @@ class SandboxedKernelManager(AsyncKernelManager):
                 self._environment(),
                 self.log,
                 imports=settings.warm_imports,
-                oracles=self.oracles,
+                role=self.role,
                 **settings.sizes(),
             )
             if warm
@@ -197,7 +196,6 @@ class SandboxedKernelManager(AsyncKernelManager):
         )
         if zygote is not None:
             zygote.busy, self._warm = True, zygote
-            self.oracle_origins = zygote.oracle_origins
             if self._socket_dir is not None:
                 shutil.rmtree(self._socket_dir, ignore_errors=True)
             self._socket_dir = zygote.new_slot()

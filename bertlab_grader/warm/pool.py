@@ -86,13 +86,11 @@ class Zygote:
         tmp_bytes: int = 2**30,
         file_bytes: int = 2**30,
         imports: list[str] | tuple[str, ...] = (),
-        oracles: list[str] | tuple[str, ...] = (),
     ):
         """A zygote in a sandbox that reads ``readable`` (and the system), keeps only ``environment``,
         and writes only its scratch folder, a ``/tmp`` of ``tmp_bytes`` (where each kernel works, in a
         copy of its folder) and files of at most ``file_bytes``; it imports ``imports`` (the course's
-        ``c.Sandbox.warm_imports``) and the kernel's own modules before it forks, and tells where each
-        of ``oracles`` is defined (:attr:`oracle_origins`)."""
+        ``c.Sandbox.warm_imports``) and the kernel's own modules before it forks."""
         import subprocess
         import tempfile
 
@@ -100,12 +98,9 @@ class Zygote:
         self.control = self.scratch / "control"
         self.busy = False
         self.failed_imports: list[str] = []
-        self.oracle_origins: dict[
-            str, str | None
-        ] = {}  # kernel_origins.oracle_origins, as the zygote read them
         read, self._lifeline = os.pipe()
         cmd = sandbox_command(
-            [sys.executable, "-m", ZYGOTE, str(self.control), str(read), *imports, "--", *oracles],
+            [sys.executable, "-m", ZYGOTE, str(self.control), str(read), *imports],
             writable=self.scratch,
             readable=readable,
             bwrap=bwrap_path(),
@@ -125,7 +120,7 @@ class Zygote:
                 f"the warm-kernel zygote did not start: {line or 'no reply in 180 s'}"
             )
         told = json.loads(line[len(READY) :] or "{}")
-        self.failed_imports, self.oracle_origins = told.get("failed", []), told.get("oracles", {})
+        self.failed_imports = told.get("failed", [])
         self.init_pid, self.pid = self._sandbox_pids()
         if self.pid is None:
             self.stop()
@@ -211,13 +206,13 @@ def zygote_for(
     tmp_bytes: int = 2**30,
     file_bytes: int = 2**30,
     imports: list[str] | tuple[str, ...] = (),
-    oracles: list[str] | tuple[str, ...] = (),
+    role: str = "student",
 ) -> Zygote | None:
-    """This process's idle zygote for kernels that read ``readable`` and keep ``environment``,
-    having imported ``imports`` and read where ``oracles`` are defined (started on first use), or
-    None: the zygote is busy with another kernel, or it could not start (logged). A warm kernel
-    works in a copy of its folder in the zygote's ``/tmp`` (``tmp_bytes``), so ``work_bytes`` is
-    not used."""
+    """This process's idle zygote for kernels of ``role`` ("student" or "tests": a zygote forks
+    kernels of one role only) that read ``readable`` and keep ``environment``, having imported
+    ``imports`` (started on first use), or None: the zygote is busy with another kernel, or it could
+    not start (logged). A warm kernel works in a copy of its folder in the zygote's ``/tmp``
+    (``tmp_bytes``), so ``work_bytes`` is not used."""
     import atexit
 
     key = (
@@ -227,14 +222,14 @@ def zygote_for(
         tmp_bytes,
         file_bytes,
         tuple(imports),
-        tuple(oracles),
+        role,
     )
     zygote = _zygotes.get(key)
     if zygote is not None and not zygote.alive():  # a kernel killed it: start another
         _zygotes.pop(key).stop()
         zygote = None
     if zygote is None:
-        for other in [k for k in _zygotes if k[0] == key[0]]:  # the environment changed: a new one
+        for other in [k for k in _zygotes if k[0] == key[0] and k[-1] == role]:  # the environment changed
             _zygotes.pop(other).stop()
         try:
             zygote = Zygote(
@@ -243,7 +238,6 @@ def zygote_for(
                 tmp_bytes=tmp_bytes,
                 file_bytes=file_bytes,
                 imports=imports,
-                oracles=oracles,
             )
         except Exception as exc:  # noqa: BLE001 - cold kernels still grade
             log.warning("Kernels start cold (no warm-kernel zygote: %s)", exc)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from bertlab_grader.kernel_limits import process_tree
 
-#: the zygote's first line on stdout, then JSON: {"failed": imports that failed, "oracles": origins}
+#: the zygote's first line on stdout, then JSON: {"failed": imports that failed}
 READY = "bertlab-warm-kernel-ready"
 
 

@@ -1,11 +1,9 @@
 """The warm-kernel zygote: inside its sandbox, it imports once and forks a kernel per request.
 
-``python -m bertlab_grader.warm.zygote CONTROL LIFELINE_FD [MODULE ...] [-- ORACLE ...]`` imports the
+``python -m bertlab_grader.warm.zygote CONTROL LIFELINE_FD [MODULE ...]`` imports the
 modules (the course's ``c.Sandbox.warm_imports``, passed on its command line) and
 :data:`KERNEL_IMPORTS`, prints :data:`bertlab_grader.warm.protocol.READY` with the imports that
-failed and where each oracle (``c.GuardedExecute.oracles``) is defined, read before any kernel
-exists (:func:`bertlab_grader.kernel_origins.oracle_origins`: the grader's own process need not
-import the libraries to know), then listens on the Unix socket ``CONTROL`` for the
+failed, then listens on the Unix socket ``CONTROL`` for the
 grader's stubs (:mod:`bertlab_grader.warm.stub`), one kernel at a time: it forks the child, which
 becomes the kernel a fresh ``python -m ipykernel_launcher`` would be, and reports its exit status.
 Before each fork and after each kernel it kills every other process of its sandbox and empties
@@ -248,13 +246,10 @@ def serve(
     control: str,
     lifeline: int,
     imports: list[str] | tuple[str, ...] = (),
-    oracles: list[str] | tuple[str, ...] = (),
 ) -> int:
-    """The zygote: import ``imports`` and :data:`KERNEL_IMPORTS`, say where ``oracles`` are
-    defined, then fork a kernel for each stub that connects."""
+    """The zygote: import ``imports`` and :data:`KERNEL_IMPORTS`, then fork a kernel for each stub
+    that connects."""
     import importlib
-
-    from bertlab_grader.kernel_origins import oracle_origins
 
     _set_dumpable(False)
     failed = []
@@ -267,10 +262,7 @@ def serve(
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(control)
     listener.listen(8)
-    origins = oracle_origins(
-        oracles, import_missing=True
-    )  # no kernel has run yet: the libraries' own
-    print(READY, json.dumps({"failed": failed, "oracles": origins}), flush=True)
+    print(READY, json.dumps({"failed": failed}), flush=True)
     events = selectors.DefaultSelector()
     events.register(listener, selectors.EVENT_READ, "stub")
     events.register(lifeline, selectors.EVENT_READ, "grader")
@@ -288,13 +280,11 @@ def serve(
 def main(argv: list[str]) -> int:
     if len(argv) < 2:
         print(
-            "usage: python -m bertlab_grader.warm.zygote CONTROL_SOCKET LIFELINE_FD [MODULE ...] [-- ORACLE ...]",
+            "usage: python -m bertlab_grader.warm.zygote CONTROL_SOCKET LIFELINE_FD [MODULE ...]",
             file=sys.stderr,
         )
         return 2
-    rest = argv[2:]
-    at = rest.index("--") if "--" in rest else len(rest)
-    return serve(argv[0], int(argv[1]), rest[:at], rest[at + 1 :])
+    return serve(argv[0], int(argv[1]), argv[2:])
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ A tiny course that loads no model, for the grader's own tests (``tests/grader/te
 ``tests/grader/test_parallel_grader.py``), as nbgrader tests itself on small fixture notebooks. The
 grader's settings are the same call the course's ``autograder/nbgrader_config.py`` makes
 (:func:`bertlab_grader.config.configure`); nothing of a course follows it (no models to prepare,
-no oracles, no answer-key packages, no warm imports).
+no answer-key packages, no warm imports).
 """
 
 import os
@@ -18,6 +18,5 @@ configure(
     c, root=os.path.dirname(os.path.dirname(os.path.abspath(__file__))), course_id="grader-fixture"
 )
 
-# Nothing of a course: no models to prepare, no library functions the tests compare with.
+# Nothing of a course: no models to prepare.
 c.GuardedExecute.prepare = []
-c.GuardedExecute.oracles = []
