@@ -66,26 +66,26 @@ class CurveLog:
             f.write(json.dumps({"step": state.global_step, **(logs or {})}) + "\n")
 
 
-def make_trainer(
-    model,
-    tokenizer,
-    rows: list[dict],
+def training_arguments(
     out: Path,
     max_steps: int,
-    batch_size: int = 32,
-    lr: float = 3e-4,
-    warmup: int = 200,
-    log_steps: int = 25,
-    save_steps: int | None = 250,
-    seed: int = 0,
-    callbacks: list = (),
+    batch_size: int,
+    lr: float,
+    warmup: int,
+    log_steps: int,
+    save_steps: int | None,
+    seed: int,
+    seq2seq: bool = False,
+    **more,
 ):
-    """A ``Seq2SeqTrainer`` on ``rows``: AdamW with linear warm-up and decay, a checkpoint in
-    ``out`` every ``save_steps`` steps (None: none), the loss logged every ``log_steps``.
-    ``make bert2bert`` and Chapter 7's live run both train through it."""
-    from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments
+    """The ``TrainingArguments`` Chapters 6b and 7 train with (``make diffusion``, ``make
+    bert2bert`` and the pages' live runs): AdamW with linear warm-up and decay, weight decay 0.01,
+    a checkpoint in ``out`` every ``save_steps`` steps (None: none; the last two kept), the loss
+    logged every ``log_steps``, the data order seeded too, the CPU unless there is a GPU, no
+    reporting. ``seq2seq``: ``Seq2SeqTrainingArguments``; ``more``: any other argument."""
+    from transformers import Seq2SeqTrainingArguments, TrainingArguments
 
-    training = Seq2SeqTrainingArguments(
+    return (Seq2SeqTrainingArguments if seq2seq else TrainingArguments)(
         output_dir=str(out),
         max_steps=max_steps,
         per_device_train_batch_size=batch_size,
@@ -103,6 +103,31 @@ def make_trainer(
         use_cpu=not torch.cuda.is_available(),
         dataloader_num_workers=0,
         disable_tqdm=False,
+        **more,
+    )
+
+
+def make_trainer(
+    model,
+    tokenizer,
+    rows: list[dict],
+    out: Path,
+    max_steps: int,
+    batch_size: int = 32,
+    lr: float = 3e-4,
+    warmup: int = 200,
+    log_steps: int = 25,
+    save_steps: int | None = 250,
+    seed: int = 0,
+    callbacks: list = (),
+):
+    """A ``Seq2SeqTrainer`` on ``rows``: AdamW with linear warm-up and decay, a checkpoint in
+    ``out`` every ``save_steps`` steps (None: none), the loss logged every ``log_steps``.
+    ``make bert2bert`` and Chapter 7's live run both train through it."""
+    from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer
+
+    training = training_arguments(
+        out, max_steps, batch_size, lr, warmup, log_steps, save_steps, seed, seq2seq=True
     )
     return Seq2SeqTrainer(
         model=model,

@@ -30,7 +30,10 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from bertlab.bert2bert.trainer import CurveLog  # noqa: F401 (Chapter 6b's live run logs with it too)
+from bertlab.bert2bert.trainer import (  # Chapter 6b's live run logs with CurveLog too
+    CurveLog,  # noqa: F401
+    training_arguments,
+)
 from reference.diffusion import diffusion_mask
 
 MAX_SOURCE_TOKENS, MAX_DEFINITION_TOKENS = (
@@ -169,7 +172,7 @@ def make_trainer(
     """A ``Trainer`` whose loss is :func:`diffusion_step_loss`; the masks come from torch's global
     generator, which the Trainer seeds and restores on resume. ``make diffusion`` and Chapter 6b's
     live run both train through it; ``fixed_ratio`` trains the control (``make diffusion-control``)."""
-    from transformers import Trainer, TrainingArguments
+    from transformers import Trainer
 
     class DiffusionTrainer(Trainer):
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
@@ -178,26 +181,10 @@ def make_trainer(
             )
             return (loss, None) if return_outputs else loss
 
-    args = TrainingArguments(
-        output_dir=str(out),
-        max_steps=max_steps,
-        per_device_train_batch_size=batch_size,
-        learning_rate=lr,
-        warmup_steps=warmup,
-        lr_scheduler_type="linear",
-        weight_decay=0.01,
-        logging_steps=log_steps,
-        save_strategy="steps" if save_steps else "no",
-        save_steps=save_steps or 500,
-        save_total_limit=2,
-        seed=seed,
-        data_seed=seed,
-        report_to=[],
-        use_cpu=not torch.cuda.is_available(),
-        dataloader_num_workers=0,
-        remove_unused_columns=False,
-        disable_tqdm=False,
-    )
+    args = training_arguments(
+        out, max_steps, batch_size, lr, warmup, log_steps, save_steps, seed,
+        remove_unused_columns=False,  # keep maskable: the loss reads it, the model takes no such input
+    )  # fmt: skip
     return DiffusionTrainer(
         model=model,
         args=args,
