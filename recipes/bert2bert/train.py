@@ -42,9 +42,10 @@ from bertlab.bert2bert.model import (
     trained_names,
     warm_start,
 )
-from bertlab.bert2bert.trainer import CurveLog, make_trainer
+from bertlab.bert2bert.trainer import make_trainer
 from bertlab.models.bert2bert import WEIGHTS_DIR
 from bertlab.models.cache import sha256
+from recipes import hf_run
 from recipes.hardware import hardware
 
 WEIGHTS_FILE = "decoder.safetensors"
@@ -68,25 +69,7 @@ def train(args: argparse.Namespace):
     rows = definitions.load("train")
     if args.limit:
         rows = rows[: args.limit]
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    trainer = make_trainer(
-        model,
-        tokenizer,
-        rows,
-        out,
-        args.max_steps,
-        args.batch_size,
-        args.lr,
-        args.warmup,
-        args.log_steps,
-        args.save_steps,
-        args.seed,
-        [CurveLog(out / "curve.jsonl")],
-    )
-    resume = any(out.glob("checkpoint-*")) and not args.no_resume
-    start = time.perf_counter()
-    trainer.train(resume_from_checkpoint=True if resume else None)
+    _, start = hf_run.train(make_trainer, model, tokenizer, rows, args)
     return model, tokenizer, time.perf_counter() - start
 
 
@@ -105,7 +88,7 @@ def export(
         weights_dir / WEIGHTS_FILE,
         metadata={"format": "pt"},
     )
-    curve = [json.loads(line) for line in (run / "curve.jsonl").read_text().splitlines()]
+    curve = hf_run.curve(run)
     manifest = {
         "bertlab_name": f"bertlab-{'bertshare' if share else 'bert2bert'}-definitions",
         "weights_file": WEIGHTS_FILE,

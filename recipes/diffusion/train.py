@@ -27,10 +27,10 @@ from pathlib import Path
 
 import torch
 
-from bertlab.bert2bert.trainer import CurveLog
 from bertlab.models.cache import sha256
 from bertlab.models.diffusion import WEIGHTS_DIR
 from bertlab.models.encoder import checkpoint_path
+from recipes import hf_run
 from recipes.hardware import hardware
 from reference.diffusion_training import (
     definition_pairs,
@@ -66,7 +66,7 @@ def export(model, run: Path, settings: dict, weights_dir: Path) -> Path:
         weights_dir / "delta.safetensors",
         metadata={"format": "pt"},
     )
-    curve = [json.loads(line) for line in (run / "curve.jsonl").read_text().splitlines()]
+    curve = hf_run.curve(run)
     fixed = settings.get("fixed_ratio")
     name = (
         f"bertlab-fixed-ratio-{round(100 * fixed)}-definitions"
@@ -148,27 +148,11 @@ def main(argv=None) -> None:
     print(
         f"{objective} from the course checkpoint: {trainable:,} parameters train, {len(pairs):,} definitions"
     )
+    trainer, start = hf_run.train(
+        make_trainer, model, tokenizer, pairs, args,
+        minutes=args.minutes or None, fixed_ratio=args.fixed_ratio,
+    )  # fmt: skip
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    trainer = make_trainer(
-        model,
-        tokenizer,
-        pairs,
-        out,
-        args.max_steps,
-        args.batch_size,
-        args.lr,
-        args.warmup,
-        args.log_steps,
-        args.save_steps,
-        args.seed,
-        [CurveLog(out / "curve.jsonl")],
-        args.minutes or None,
-        fixed_ratio=args.fixed_ratio,
-    )
-    resume = any(out.glob("checkpoint-*")) and not args.no_resume
-    start = time.perf_counter()
-    trainer.train(resume_from_checkpoint=True if resume else None)
     trainer.save_model(str(out / "last"))
     settings = {k: v for k, v in vars(args).items() if k not in ("out", "weights", "no_resume")}
     session = time.perf_counter() - start
