@@ -20,6 +20,7 @@ import re
 import shutil
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -335,9 +336,12 @@ def check_screenshot(
         content="*, *::before, *::after {transition: none !important; animation: none !important}"
     )
     page.set_viewport_size(viewport)
-    # from the top, as a reader arrives: sticky sidebars are drawn where the scroll left them
-    page.evaluate("window.scrollTo(0, 0)")
-    page.wait_for_timeout(200)
+    # from the top, as a reader arrives: sticky sidebars are drawn where the scroll left them, so
+    # the picture waits for a frame painted after the scroll (no smooth scrolling)
+    page.evaluate("""() => new Promise(done => {
+      window.scrollTo({top: 0, left: 0, behavior: 'instant'});
+      requestAnimationFrame(() => requestAnimationFrame(done));
+    })""")
     extent = page.evaluate(_EXTENT_JS)
     shot = _full_page_shot(page, f"{report.path} at {name} width")
     if folder is not None:
@@ -378,6 +382,18 @@ def check_screenshot(
         )
 
 
+def _changes(root, before: bytes, seconds: float = 3.0) -> bool:
+    """Whether what a widget area shows (:func:`_visible_without_controls`) differs from
+    ``before`` within ``seconds``: asked again until it does, so a quick view passes at once and
+    a slow one is given time, rather than one look after a fixed pause."""
+    deadline = time.monotonic() + seconds
+    while _visible_without_controls(root) == before:
+        if time.monotonic() > deadline:
+            return False
+        root.page.wait_for_timeout(50)
+    return True
+
+
 def _visible_without_controls(root):
     """A picture of a widget area with its controls hidden: what the controls change."""
     page = root.page
@@ -415,9 +431,8 @@ def check_controls(page, report: PageReport) -> None:
                 else:
                     control.focus()
                     page.keyboard.press("ArrowRight")
-                page.wait_for_timeout(250)
                 report.controls_tried += 1
-                if _visible_without_controls(root) == before:
+                if not _changes(root, before):
                     report.add("controls", f"{label}: changing it did not change what is shown")
 
 
