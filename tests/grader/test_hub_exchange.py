@@ -171,7 +171,8 @@ def test_a_student_reaches_nothing_of_another_student_nor_the_course(classroom):
 
 def test_the_course_folder_opens_to_students_only_its_environment(classroom):
     """The allow-list, entry by entry: a student opens exactly hub.prepare.STUDENT_READS of the
-    course folder, runs the course's Python, and imports the course package from the course."""
+    course folder, and the course's Python finds the course package in the course folder (the
+    students' Validate in tests/grader/test_hub_lab.py imports it)."""
     s1 = classroom["students"][0]
     course = classroom["course"]
     entries = sorted(entry.name for entry in course.iterdir())
@@ -182,5 +183,7 @@ def test_the_course_folder_opens_to_students_only_its_environment(classroom):
     ).stdout.split()
     assert sorted(Path(e).name for e in opened) == sorted(prepare.STUDENT_READS), opened
     assert sorted(classroom["closed"]) == sorted(set(entries) - set(prepare.STUDENT_READS))
-    imported = as_user(s1, PYTHON[0], "-c", "import bertlab, nbgrader; print(bertlab.__file__)")
-    assert Path(imported.stdout.strip()).is_relative_to(course / "bertlab"), imported.stdout
+    found = as_user(  # where the course's Python finds the course package (not importing torch)
+        s1, PYTHON[0], "-c", "import importlib.util as u; print(u.find_spec('bertlab').origin)"
+    )
+    assert Path(found.stdout.strip()).is_relative_to(course / "bertlab"), found.stdout
