@@ -25,7 +25,6 @@ import csv
 import os
 import pwd
 import secrets
-import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -124,11 +123,12 @@ def close_course(course: Path, roster: dict[str, str]) -> list[str]:
     os.chmod(course, (course.stat().st_mode & ~0o007) | 0o001)
     closed = []
     for entry in sorted(course.iterdir()):
-        mode = entry.lstat().st_mode
-        if entry.name in STUDENT_READS or stat.S_ISLNK(mode):  # a link has no mode of its own
+        if entry.name in STUDENT_READS or not entry.exists():  # a dangling link leads nowhere
             continue
-        os.chmod(entry, mode & ~0o007)
-        closed.append(entry.name)
+        os.chmod(entry, entry.stat().st_mode & ~0o007)  # a link's target: a link has no mode
+        closed.append(
+            entry.name + (f" (a link: {entry.resolve()} closed)" if entry.is_symlink() else "")
+        )
     if (course / "hub" / "roster.csv").exists():
         os.chmod(course / "hub" / "roster.csv", 0o600)
     owner = pwd.getpwuid(course.stat().st_uid).pw_name

@@ -43,11 +43,16 @@ def test_everything_but_the_environment_is_closed(tmp_path):
         (course / folder).mkdir(parents=True, mode=0o755)
     (course / "hub" / "roster.csv").write_text("username,role\nada,student\n")
     (course / "README.md").write_text("a new file of the course\n")
+    (tmp_path / "elsewhere").mkdir(mode=0o755)
+    (course / "runs").symlink_to(tmp_path / "elsewhere")  # a folder kept outside, linked in
     os.chmod(course, 0o755)
     closed = prepare.close_course(course, {"root": "instructor"})
-    assert sorted(closed) == [".git", "README.md", "book", "hub", "solutions", "tests"]
+    assert sorted(closed) == [
+        ".git", "README.md", "book", "hub", f"runs (a link: {tmp_path / 'elsewhere'} closed)",
+        "solutions", "tests",
+    ]  # fmt: skip
     for name in closed:
-        assert os.stat(course / name).st_mode & 0o007 == 0, name
+        assert os.stat(course / name.split()[0]).st_mode & 0o007 == 0, name
     for name in prepare.STUDENT_READS:
         assert os.stat(course / name).st_mode & 0o005 == 0o005, name
     assert os.stat(course).st_mode & 0o007 == 0o001  # entered, never listed
