@@ -313,15 +313,3 @@ def constant_guess_eval(words: list[str]) -> dict:
         "top1": sum(words[0] in p.answers for p in PROBES) / n,
         "top5": sum(any(w in p.answers for w in words) for p in PROBES) / n,
     }
-
-
-if __name__ == "__main__":
-    from transformers import AutoTokenizer
-
-    from bertlab.models import minilm_path
-
-    print(
-        f"{len(PROBES)} probes;",
-        check_probes(AutoTokenizer.from_pretrained(minilm_path()))
-        or "all answers are single tokens",
-    )

@@ -12,7 +12,7 @@ blanks. Three baselines a skeptic would try first, each built from the training 
   it keeps. BERT's masking (Devlin et al. 2019, section 3.1) leaves one selected token in ten in
   place, and the model reads those too.
 
-On the held-out set (:func:`recipes.checkpoint.evaluate.heldout_eval`'s masked positions) the
+On the held-out set (:func:`recipes.checkpoint.heldout.heldout_eval`'s masked positions) the
 blank can be any token; on the cloze probes (:data:`bertlab.probes.PROBES`), whose blanks are
 words, the candidates are whole words only. :func:`unigram_counts` is also shipped
 (``bertlab/models/weights/encoder/unigram.json``), so that pages can compute the most-frequent
@@ -37,7 +37,8 @@ from tqdm import tqdm
 
 from bertlab.copying import word_token_mask
 from bertlab.probes import PROBES
-from recipes.checkpoint.data import corpus_id, fixed_eval_set, load_tokenizer, pack
+from recipes.checkpoint.data import EVAL_SEED, corpus_id, fixed_eval_set, load_tokenizer, pack
+from recipes.checkpoint.heldout import heldout_eval, load_model
 
 NAMES = ("most frequent", "neighbour lookup", "neighbour lookup, shown token kept")
 
@@ -123,9 +124,7 @@ def neighbours(input_ids: torch.Tensor, at: tuple[torch.Tensor, torch.Tensor], t
 
 def heldout_baselines(corpus: Path, tokenizer, stream: np.ndarray, seq_len: int = 128) -> dict:
     """The three baselines on the held-out masked positions that
-    :func:`recipes.checkpoint.evaluate.heldout_eval` scores the model on (same rows, same seed)."""
-    from recipes.checkpoint.evaluate import EVAL_SEED
-
+    :func:`recipes.checkpoint.heldout.heldout_eval` scores the model on (same rows, same seed)."""
     lines = [
         line
         for line in (corpus / "heldout.txt").read_text(encoding="utf-8").splitlines()
@@ -210,8 +209,6 @@ def attach(evaluation: dict, corpora: list[Path], tokenizer, start: bool = False
             evaluation["probes"]["baselines"] = probe_baselines(tokenizer, stream)
             evaluation["probes"]["baselines_corpus_id"] = cid
     if start:
-        from recipes.checkpoint.evaluate import heldout_eval, load_model
-
         model, tok, _ = load_model("base", corpora[0])
         with torch.no_grad():
             evaluation["heldout"]["start"] = heldout_eval(model, tok, corpora[0])

@@ -144,7 +144,11 @@ def word_examples(
     ]
 
 
-def fixed_eval_set(heldout: torch.Tensor, tokenizer, n: int, seed: int = 1234) -> dict:
+#: The seed of the held-out masking every score of the checkpoint is read on (its model and baselines).
+EVAL_SEED = 1234
+
+
+def fixed_eval_set(heldout: torch.Tensor, tokenizer, n: int, seed: int = EVAL_SEED) -> dict:
     """The first ``n`` held-out rows masked once with a fixed seed: every eval sees the same."""
     batch = make_collator(tokenizer, seed)([r.long() for r in heldout[:n]])
     return {"input_ids": batch["input_ids"], "labels": batch["labels"]}  # [n, seq_len] each
