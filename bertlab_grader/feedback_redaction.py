@@ -247,3 +247,11 @@ class RedactHiddenTests(NbGraderPreprocessor):
                     bool(cell.metadata.get(FROM_SUBMISSION_KEY)),
                 )
         return nb, resources
+
+
+def error_output(ename: str, why: str, cell: NotebookNode | None = None) -> NotebookNode:
+    """An error output, as a failed cell has one (HTML feedback shows its traceback lines); the
+    grader's own, listed in ``cell``'s metadata so the feedback shows it whole (NOTICES_KEY)."""
+    if cell is not None:
+        cell.metadata.setdefault(NOTICES_KEY, []).append(f"{ename}: {why}")
+    return NotebookNode(output_type="error", ename=ename, evalue=why, traceback=[f"{ename}: {why}"])

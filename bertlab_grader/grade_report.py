@@ -44,7 +44,11 @@ def notebook_flags(path: Path) -> list[str]:
         notices = {n.split(":", 1)[0] for n in cell.get("metadata", {}).get(NOTICES_KEY, [])}
         for out in cell.get("outputs", []):
             name = out.get("ename")
-            if out.get("output_type") == "error" and name in FLAGS and (name not in GRADERS_OWN or name in notices):
+            if (
+                out.get("output_type") == "error"
+                and name in FLAGS
+                and (name not in GRADERS_OWN or name in notices)
+            ):
                 found.append(FLAGS[name])
             elif out.get("output_type") == "stream" and OUTPUT_CUT in out.get("text", ""):
                 found.append("output cut at the byte limit")

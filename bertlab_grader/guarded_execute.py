@@ -46,30 +46,21 @@ this class extends. Explained for instructors in ``docs/instructors.md``;
 from __future__ import annotations
 
 import ast
-import builtins
 import re
 
 from jupyter_core.utils import ensure_async, run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
-from nbformat.notebooknode import NotebookNode
 from nbgrader.utils import is_solution
 from traitlets import Float, Integer, List, Unicode, default
 
 from bertlab_grader import answer_key
 from bertlab_grader.bounded_execute import BoundedExecute
-from bertlab_grader.feedback_redaction import (
-    FROM_SUBMISSION_KEY,
-    GRADER_KEYS,
-    HIDDEN_MARKER,
-    NOTICES_KEY,
-    PRINTED_KEY,
-)
+from bertlab_grader.feedback_redaction import GRADER_KEYS, error_output
 from bertlab_grader.sandbox.manager import SandboxedKernelManager
-from bertlab_grader.tests_kernel import BIND, SERVE, TestsKernel, rendezvous
+from bertlab_grader.test_cells import TestCells
+from bertlab_grader.tests_kernel import PREPARE, TestsKernel
 
 is_test_cell = answer_key.is_test_cell
-#: What of the student's printing during a test cell is kept (the instructor's copy), in characters.
-PRINTED_CHARS = 20_000
 
 
 def call(spec: str) -> None:
@@ -81,36 +72,7 @@ def call(spec: str) -> None:
     resolve_name(spec)()
 
 
-def error_output(ename: str, why: str, cell: NotebookNode | None = None) -> NotebookNode:
-    """An error output, as a failed cell has one (HTML feedback shows its traceback lines); the
-    grader's own, listed in ``cell``'s metadata so the feedback shows it whole (NOTICES_KEY)."""
-    if cell is not None:
-        cell.metadata.setdefault(NOTICES_KEY, []).append(f"{ename}: {why}")
-    return NotebookNode(output_type="error", ename=ename, evalue=why, traceback=[f"{ename}: {why}"])
-
-
-def free_names(cell: NotebookNode) -> list[str]:
-    """The names a test cell reads but never binds itself (builtins left out): what it may need
-    from the submission."""
-    tree = answer_key.parse(cell)
-    if tree is None:
-        return []
-    read, bound = set(), set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(node.name)
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            bound.add(node.name)
-    return sorted(read - bound - set(dir(builtins)))
-
-
-class GuardedExecute(BoundedExecute):
+class GuardedExecute(TestCells, BoundedExecute):
     """nbgrader's ``Execute`` with test cells in a kernel of their own (see the module)."""
 
     _prepared: set = set()  # the prepare functions this process has called
@@ -194,10 +156,27 @@ class GuardedExecute(BoundedExecute):
         return super().preprocess(nb, resources, km)
 
     async def async_start_new_kernel_client(self):
-        kc = await super().async_start_new_kernel_client()
+        """The student's kernel's client and, beside it (both kernels start at once), the tests' kernel."""
+        import asyncio
+
+        if not self._has_tests:
+            return await super().async_start_new_kernel_client()
         self._student_km = self.km
-        if self._has_tests:
-            self._tests = await TestsKernel.start(self, self.call_timeout, self.answer_bytes)
+        tests = asyncio.ensure_future(TestsKernel.start(self, self.call_timeout, self.answer_bytes))
+        try:
+            kc = await super().async_start_new_kernel_client()
+        except BaseException:
+            await asyncio.wait([tests])
+            if not tests.cancelled() and tests.exception() is None:
+                await tests.result().stop()
+            raise
+        prepared = kc.execute(PREPARE, silent=True, store_history=False)
+        self._tests = await tests
+        reply = await self.async_wait_for_reply(prepared)
+        if reply is None or reply["content"].get("status") != "ok":
+            self.log.warning(
+                "The submission's kernel could not prepare to serve the tests: %s", reply
+            )
         return kc
 
     start_new_kernel_client = run_sync(async_start_new_kernel_client)
@@ -270,127 +249,6 @@ class GuardedExecute(BoundedExecute):
             return self._dead(cell, resources, index)
         finally:
             self.iopub_timeout = iopub_timeout
-
-    def _run_setup(self, cell, resources, index):
-        """A read-only set-up cell: in the tests' kernel (silently, at the same time) and in the student's."""
-        sent = self._tests.send(cell.source)
-        cell, resources = super().preprocess_cell(cell, resources, index)
-        reply = run_sync(self._tests.reply)(sent, float(self._get_timeout(cell) or 600))
-        if reply.get("status") != "ok":
-            why = f"the tests' kernel could not run this set-up cell: {reply.get('ename')}: {reply.get('evalue')}"
-            self.log.error("Cell %s: %s", index, why)
-            cell.outputs.append(error_output("TestsKernelError", why, cell))
-        return cell, resources
-
-    def _run_test(self, cell, resources, index):
-        """A test cell, in the tests' kernel, while the student's kernel serves its calls."""
-        names = free_names(cell)
-        borrowed = [self._borrowed[n] for n in names if n in self._borrowed]
-        if borrowed:
-            cell.outputs = [
-                error_output(
-                    "GradingIntegrityError",
-                    "this test does not count: " + "; ".join(borrowed),
-                    cell,
-                )
-            ]
-            return cell, resources
-        socket, _ = rendezvous(self.km)
-        serving = self.kc.execute(SERVE.format(path=str(socket)), silent=True, store_history=False)
-        try:
-            bound = run_sync(self._tests.run)(BIND.format(names=names), self.call_timeout + 30)
-            if bound.get("status") == "ok":
-                with self._tests.swap_into(self):
-                    try:
-                        cell, resources = super().preprocess_cell(cell, resources, index)
-                    except DeadKernelError:
-                        self._dead_kernel = "tests"
-                        raise
-            else:
-                why = f"the test could not reach the submission's kernel: {bound.get('evalue')}"
-                cell.outputs = [error_output("SubmissionError", why, cell)]
-        finally:
-            report = run_sync(self._tests.end_cell)()
-            if report.get("error_from_submission"):
-                cell.metadata[FROM_SUBMISSION_KEY] = True
-            run_sync(self._end_serving)(serving, cell, index)
-        return cell, resources
-
-    async def _end_serving(self, serving: str, cell, index: int) -> None:
-        """Wait for the student's kernel to stop serving (interrupt it, then stop it, if it does not);
-        keep what it printed meanwhile."""
-        printed: list[str] = []
-        reply = await self._serving_reply(serving, 10, printed)
-        if reply is None and await ensure_async(self.km.is_alive()):
-            self.log.warning(
-                "Cell %s: the submission's kernel kept running after the tests: interrupting it",
-                index,
-            )
-            await ensure_async(self.km.interrupt_kernel())
-            reply = await self._serving_reply(serving, self.interrupt_grace, printed)
-            if reply is None:
-                watch = getattr(self.km, "watch", None)
-                why = f"it kept running after the tests and ignored the interrupt for {self.interrupt_grace} s"
-                if watch is not None:
-                    watch.kill(why)
-                else:
-                    await ensure_async(self.km.shutdown_kernel(now=True))
-        text = "".join(printed)[:PRINTED_CHARS]
-        if text:
-            cell.metadata[PRINTED_KEY] = text
-            if HIDDEN_MARKER not in cell.source:
-                cell.outputs.append(
-                    NotebookNode(
-                        output_type="stream",
-                        name="stdout",
-                        text=f"[printed by your code during these tests]\n{text}",
-                    )
-                )
-        if not await ensure_async(self.km.is_alive()):
-            self._died_in, self._dead_kernel = index, "student"
-            watch = getattr(self.km, "watch", None)
-            why = (watch.reason if watch is not None else None) or "os._exit, a signal or a crash"
-            cell.outputs.append(
-                error_output(
-                    "KernelDied",
-                    f"the submission's kernel died while these tests ran ({why}): this cell and every later one "
-                    "score 0; the cells before it keep their scores",
-                    cell,
-                )
-            )
-
-    async def _serving_reply(self, serving: str, timeout: float, printed: list[str]):
-        """The serve request's reply from the student's kernel (None if none comes in ``timeout``
-        seconds), reading what the kernel printed meanwhile."""
-        import time
-        from queue import Empty
-
-        deadline, reply, idle = time.monotonic() + timeout, None, False
-        while time.monotonic() < deadline and not (reply is not None and idle):
-            if reply is None:
-                try:
-                    msg = await ensure_async(self.kc.shell_channel.get_msg(timeout=0.02))
-                    if msg.get("parent_header", {}).get("msg_id") == serving:
-                        reply, deadline = (
-                            msg,
-                            min(deadline, time.monotonic() + 2),
-                        )  # then its last outputs
-                except Empty:
-                    if not await ensure_async(self.km.is_alive()):
-                        return None
-            while True:
-                try:
-                    msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=0))
-                except Empty:
-                    break
-                if msg.get("parent_header", {}).get("msg_id") != serving:
-                    continue
-                content = msg.get("content", {})
-                if msg.get("msg_type") == "stream" and sum(map(len, printed)) < PRINTED_CHARS:
-                    printed.append(str(content.get("text", "")))
-                elif msg.get("msg_type") == "status" and content.get("execution_state") == "idle":
-                    idle = True
-        return reply
 
     # --- stopping ------------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ The code the grader sends to either kernel is in :data:`SERVE`, :data:`START`, :
 from __future__ import annotations
 
 import ast
+import builtins
 import json
 import shutil
 import tempfile
@@ -22,7 +23,11 @@ from pathlib import Path
 
 from jupyter_core.utils import ensure_async
 
+from bertlab_grader import answer_key
+
 _TESTS_SIDE = "__import__('bertlab_grader.crossing.tests_side', fromlist=['bind'])"
+#: Run (silently) in the student's kernel when it starts: what serving needs, imported before any cell.
+PREPARE = "__import__('bertlab_grader.crossing.student_side', fromlist=['prepare']).prepare()"
 #: Run (silently) in the student's kernel before each test cell: serve its calls until the cell ends.
 SERVE = "__import__('bertlab_grader.crossing.student_side', fromlist=['serve']).serve({path!r}, globals())"
 #: Run once in the tests' kernel: where the student's kernel serves, and the caps of a call.
@@ -31,6 +36,31 @@ START = _TESTS_SIDE + ".start({path!r}, call_timeout={call_timeout!r}, max_bytes
 BIND = _TESTS_SIDE + ".bind({names!r})"
 #: Run after each test cell in the tests' kernel: its expression ``report`` is what the grader keeps.
 END = _TESTS_SIDE + ".end_cell()"
+
+
+#: What of the student's printing during a test cell is kept (the instructor's copy), in characters.
+PRINTED_CHARS = 20_000
+
+
+def free_names(cell) -> list[str]:
+    """The names a test cell reads but never binds itself (builtins left out): what it may need
+    from the submission."""
+    tree = answer_key.parse(cell)
+    if tree is None:
+        return []
+    read, bound = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return sorted(read - bound - set(dir(builtins)))
 
 
 def rendezvous(student_km) -> tuple[Path, Path]:
@@ -148,3 +178,52 @@ class TestsKernel:
             await ensure_async(self.km.shutdown_kernel(now=True))
         finally:
             shutil.rmtree(self.folder, ignore_errors=True)
+
+
+async def serving_reply(kc, km, serving: str, timeout: float, printed: list[str]):
+    """The reply to the serve request ``serving`` from the student's kernel (None if none comes in
+    ``timeout`` seconds), reading what the kernel printed meanwhile into ``printed``."""
+    from queue import Empty
+
+    deadline, reply, idle = time.monotonic() + timeout, None, False
+    while time.monotonic() < deadline and not (reply is not None and idle):
+        if reply is None:
+            try:
+                msg = await ensure_async(kc.shell_channel.get_msg(timeout=0.02))
+                if msg.get("parent_header", {}).get("msg_id") == serving:
+                    reply, deadline = msg, min(deadline, time.monotonic() + 2)  # its last outputs
+            except Empty:
+                if not await ensure_async(km.is_alive()):
+                    return None
+        while True:
+            try:
+                msg = await ensure_async(kc.iopub_channel.get_msg(timeout=0))
+            except Empty:
+                break
+            if msg.get("parent_header", {}).get("msg_id") != serving:
+                continue
+            content = msg.get("content", {})
+            if msg.get("msg_type") == "stream" and sum(map(len, printed)) < PRINTED_CHARS:
+                printed.append(str(content.get("text", "")))
+            elif msg.get("msg_type") == "status" and content.get("execution_state") == "idle":
+                idle = True
+    return reply
+
+
+async def stop_serving(kc, km, serving: str, grace: float, log) -> str:
+    """Wait for the student's kernel to stop serving after a test cell: interrupt it if it has not
+    within 10 s, stop it if it then ignores the interrupt for ``grace`` seconds. What it printed."""
+    printed: list[str] = []
+    reply = await serving_reply(kc, km, serving, 10, printed)
+    if reply is None and await ensure_async(km.is_alive()):
+        log.warning("The submission's kernel kept running after a test cell: interrupting it")
+        await ensure_async(km.interrupt_kernel())
+        reply = await serving_reply(kc, km, serving, grace, printed)
+        if reply is None:
+            why = f"it kept running after the tests and ignored the interrupt for {grace} s"
+            watch = getattr(km, "watch", None)
+            if watch is not None:
+                watch.kill(why)
+            else:
+                await ensure_async(km.shutdown_kernel(now=True))
+    return "".join(printed)[:PRINTED_CHARS]

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import nbformat
 
-from bertlab_grader import feedback_redaction, layout
+from bertlab_grader import layout
 from bertlab_grader.nbgrader_course import nbgrader, nbgrader_env, scratch_copy
 
 REPO = Path(__file__).resolve().parents[1]  # tests/course_fixture.py -> the repository
@@ -199,9 +199,17 @@ def marked_lines(solution: nbformat.NotebookNode, marker: str) -> list[str]:
 
     ``marker`` is ``"HIDDEN TESTS"`` or ``"SOLUTION"``: what must never reach a student.
     """
-    return feedback_redaction.lines_between(
-        solution.cells, f"### BEGIN {marker}", f"### END {marker}"
-    )
+    begin, end, lines = f"### BEGIN {marker}", f"### END {marker}", []
+    for cell in solution.cells:
+        inside = False
+        for line in cell.source.splitlines():
+            if begin in line:
+                inside = True
+            elif end in line:
+                inside = False
+            elif inside and line.strip():
+                lines.append(line.strip())
+    return lines
 
 
 def marked_pairs(solution: nbformat.NotebookNode, marker: str) -> list[str]:

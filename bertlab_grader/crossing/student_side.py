@@ -4,7 +4,7 @@ The grader runs ``serve(path, globals())`` in the student's kernel (a silent exe
 test cell and the tests' kernel connects to ``path``, a Unix socket in a folder both sandboxes see:
 one connection for the calls, one for interrupts. Each request from the tests' side is a frame
 whose body is a pickle the tests' kernel wrote (:mod:`bertlab_grader.crossing.tests_side`); each
-answer is encoded by :class:`bertlab_grader.crossing.wire.Encoder`, which the tests' side reads
+answer is encoded by :class:`bertlab_grader.crossing.values.Encoder`, which the tests' side reads
 without running code. The requests:
 
 - ``lookup``: what the names a test cell reads are here (a function or any other object becomes a
@@ -37,103 +37,36 @@ import sys
 import threading
 import warnings
 
-from bertlab_grader.crossing import changes, wire
+from bertlab_grader.crossing import changes, received, values, wire
+from bertlab_grader.crossing.received import _cache, _handles, keep
 
-_handles: dict[int, object] = {}  # the student's objects the tests' kernel holds, by number
-_cache: dict[str, object] = {}  # objects the tests sent once (a model, a tokenizer), by token
 _grads: dict[int, tuple[list, list]] = {}  # a backward handle -> (outputs, inputs)
 _listener: list = []  # the bound socket, kept for the kernel's life
-CACHE_SIZE = 8
 
 
-def keep(obj) -> int:
-    """A handle for ``obj``: the tests' kernel holds the number, the object stays here."""
-    number = id(obj)
-    _handles[number] = obj
-    return number
+def prepare() -> None:
+    """Import now what serving a call may need, before any cell of the student's runs: a notebook
+    that breaks imports later (a path hook that finds nothing) cannot keep its own tests from
+    reaching it. Run by the grader when the kernel starts."""
+    import functools  # noqa: F401
+    import io  # noqa: F401
+    import random  # noqa: F401
+    import weakref  # noqa: F401
 
+    if (
+        "torch" in sys.modules
+    ):  # a kernel that has torch (a warm one) sends tensors: warm that path up
+        import torch
 
-class TestsObject:
-    """A function or object of the tests' kernel (a hook, a lambda, an instance of a class a test
-    defined), seen from the student's code: calling it, reading its public attributes, iterating
-    over it or taking its length runs there."""
+        data = pickle.dumps(
+            (torch.zeros(1, requires_grad=True), torch.nn.Parameter(torch.zeros(1)))
+        )
+        received._Unpickler(data, None).load()
+        values.Encoder(keep).encode([torch.zeros(1), torch.float32, torch.Size([1])])
+    if "numpy" in sys.modules:
+        import numpy
 
-    __slots__ = ("_channel", "_id", "__dict__")  # an empty __dict__, as a scheduler copies it
-
-    def __init__(self, channel, number: int):
-        self._channel, self._id = channel, number
-
-    def _ask(self, op: str, *args, **kwargs):
-        return self._channel.ask_tests({"op": op, "id": self._id}, args, kwargs)
-
-    def __call__(self, *args, **kwargs):
-        return self._ask("call", *args, **kwargs)
-
-    def __getattr__(self, name: str):
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return self._ask("getattr", name)
-
-    def __iter__(self):
-        return self._ask("iter")
-
-    def __next__(self):
-        return self._ask("next")
-
-    def __len__(self):
-        return self._ask("len")
-
-    def __getitem__(self, key):
-        return self._ask("getitem", key)
-
-    def __repr__(self) -> str:
-        return "<an object of the tests>"
-
-    def __copy__(self):
-        return self
-
-    def __deepcopy__(self, memo):
-        return self
-
-
-class _Unpickler(pickle.Unpickler):
-    """Reads what the tests' kernel sent, its references resolved here."""
-
-    def __init__(self, data: bytes, channel):
-        import io
-
-        super().__init__(io.BytesIO(data))
-        self.channel = channel
-
-    def persistent_load(self, ref):
-        kind = ref[0]
-        if kind == "student":
-            return _handles[ref[1]]
-        if kind == "tests":
-            return TestsObject(self.channel, ref[1])
-        if kind == "cached":
-            return _cache[ref[1]]
-        if kind == "param":
-            module = _cache[ref[1]]
-            try:
-                return module.get_parameter(ref[2])
-            except AttributeError:
-                return module.get_buffer(ref[2])
-        raise pickle.UnpicklingError(f"unknown reference {kind!r}")
-
-
-def rebuild_parameter(data, requires_grad, grad):
-    """A parameter with its gradient (pickling a parameter drops ``.grad``)."""
-    import torch
-
-    param = torch.nn.Parameter(data, requires_grad=requires_grad)
-    param.grad = grad
-    return param
-
-
-def rebuild_leaf(data, requires_grad):
-    """A tensor the test passed: a leaf here, requiring gradients if the test's did."""
-    return data.requires_grad_(requires_grad) if requires_grad else data
+        values.Encoder(keep).encode([numpy.zeros(1), numpy.float32(0)])
 
 
 class Channel:
@@ -142,8 +75,8 @@ class Channel:
     def __init__(self, calls: socket.socket, namespace: dict):
         self.sock, self.namespace = calls, namespace
 
-    def reply(self, header: dict, encoder: wire.Encoder | None = None) -> None:
-        encoder = encoder or wire.Encoder(keep)
+    def reply(self, header: dict, encoder: values.Encoder | None = None) -> None:
+        encoder = encoder or values.Encoder(keep)
         header, body = encoder.header_and_body({"kind": "reply", **header})
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # a frame is never cut
         try:
@@ -152,11 +85,11 @@ class Channel:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
     def load(self, body: bytes):
-        return _Unpickler(body, self).load()
+        return received._Unpickler(body, self).load()
 
     def ask_tests(self, header: dict, args: tuple, kwargs: dict):
         """A request to the tests' side (a callback); serves its requests until the answer comes."""
-        encoder = wire.Encoder(keep)
+        encoder = values.Encoder(keep)
         payload = {"args": encoder.encode(list(args)), "kwargs": encoder.encode(dict(kwargs))}
         torch = sys.modules.get("torch")
         if torch is not None:
@@ -196,7 +129,7 @@ class Channel:
                 self.call(head, self.load(body[prelude:]))
             elif op == "getattr":
                 obj, name = _handles[head["id"]], str(head.get("name", ""))
-                encoder = wire.Encoder(keep)
+                encoder = values.Encoder(keep)
                 self.reply({"value": encoder.encode(getattr(obj, name))}, encoder)
             elif op == "backward":
                 self.backward(head, self.load(body))
@@ -213,11 +146,11 @@ class Channel:
         except KeyboardInterrupt:
             self.reply({"interrupted": True})
         except Exception as exc:  # noqa: BLE001 - told to the tests' side, which fails the test
-            self.reply({"raised": described(exc)})
+            self.reply({"raised": received.described(exc)})
         return None
 
     def lookup(self, names: list[str]) -> None:
-        encoder = wire.Encoder(keep)
+        encoder = values.Encoder(keep)
         found = {}
         for name in names:
             if name in self.namespace:
@@ -232,10 +165,10 @@ class Channel:
         hooks its cached models have now."""
         for token, data in setup.get("installs", []):
             _cache[token] = self.load(data)
-            while len(_cache) > CACHE_SIZE:
+            while len(_cache) > received.CACHE_SIZE:
                 _cache.pop(next(iter(_cache)))
         for token, hooks in setup.get("hooks", {}).items():
-            set_hooks(_cache[token], hooks)
+            received.set_hooks(_cache[token], hooks)
 
     def call(self, head: dict, request: dict) -> None:
         import random
@@ -245,16 +178,20 @@ class Channel:
         function = _handles[head["id"]]
         args, kwargs = request["args"], request["kwargs"]
         state = request.get("state", {})
-        _set_state(state, torch, numpy, random)
+        received.set_state(state, torch, numpy, random)
         followed = [(p, o, w) for p, o in changes.arguments(args, kwargs) if (w := changes.kind(o))]
         for _, obj, what in followed:
             if what == "scheduler":
-                track_steps(obj)
+                received.track_steps(obj)
         before = [changes.snapshot(o, w) for _, o, w in followed]
         raised = result = None
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            grad = torch.set_grad_enabled(bool(state.get("grad", True))) if torch else _Nothing()
+            grad = (
+                torch.set_grad_enabled(bool(state.get("grad", True)))
+                if torch
+                else received.Nothing()
+            )
             with grad:
                 try:
                     result = function(*args, **kwargs)
@@ -263,9 +200,9 @@ class Channel:
                     return
                 except BaseException as exc:  # noqa: BLE001 - SystemExit too: a result of the call
                     raised = exc
-        encoder = wire.Encoder(keep)
+        encoder = values.Encoder(keep)
         answer = (
-            {"raised": described(raised)}
+            {"raised": received.described(raised)}
             if raised is not None
             else {"value": encoder.encode(result)}
         )
@@ -275,7 +212,7 @@ class Channel:
             change = changes.changed(obj, what, was)
             if change is not None:
                 answer["changes"].append({"path": path, "change": encoder.encode(change)})
-        answer["state"] = encoder.encode(_changed_state(state, torch, numpy, random))
+        answer["state"] = encoder.encode(received.changed_state(state, torch, numpy, random))
         answer["warnings"] = [
             [w.category.__name__, [c.__name__ for c in w.category.__mro__], str(w.message)[:2000]]
             for w in caught
@@ -308,102 +245,8 @@ class Channel:
         grads = torch.autograd.grad(
             outputs, inputs, grad_outputs, retain_graph=True, allow_unused=True
         )
-        encoder = wire.Encoder(keep)
+        encoder = values.Encoder(keep)
         self.reply({"value": encoder.encode(list(grads))}, encoder)
-
-
-def track_steps(scheduler) -> None:
-    """Mark the steps of a scheduler's optimizer, as ``LRScheduler.__init__`` does (a pickled
-    optimizer loses the mark): the scheduler warns when it is stepped before its optimizer."""
-    import functools
-    import weakref
-
-    optimizer = scheduler.optimizer
-    if hasattr(optimizer.step, "_wrapped_by_lr_sched"):
-        return
-    step, owner = type(optimizer).step, weakref.ref(optimizer)
-
-    @functools.wraps(step)
-    def wrapper(*args, **kwargs):
-        opt = owner()
-        opt._opt_called = True
-        return step(opt, *args, **kwargs)
-
-    wrapper._wrapped_by_lr_sched = True
-    optimizer.step = wrapper
-
-
-class _Nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-def described(exc: BaseException | None) -> dict | None:
-    """An exception as the tests' side re-raises it: its type's name, its built-in bases, its message."""
-    if exc is None:
-        return None
-    bases = [c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins"]
-    try:
-        message = str(exc)[:2000]
-    except Exception:  # noqa: BLE001 - a message that cannot be made
-        message = ""
-    return {"type": type(exc).__name__[:200], "bases": bases, "message": message}
-
-
-def _set_state(state: dict, torch, numpy, random) -> None:
-    """The test's random generators and grad mode, as they were when it called."""
-    if torch is not None and state.get("torch") is not None:
-        torch.set_rng_state(state["torch"])
-    if state.get("random") is not None:
-        random.setstate(state["random"])
-    if numpy is not None and state.get("numpy") is not None:
-        numpy.random.set_state(state["numpy"])
-
-
-def _changed_state(state: dict, torch, numpy, random) -> dict:
-    """The random generators' states that the call advanced."""
-    found = {}
-    if torch is not None and state.get("torch") is not None:
-        now = torch.get_rng_state()
-        if not torch.equal(now, state["torch"]):
-            found["torch"] = now
-    if state.get("random") is not None and random.getstate() != state["random"]:
-        found["random"] = random.getstate()
-    if numpy is not None and state.get("numpy") is not None:
-        now = numpy.random.get_state()
-        if not (
-            numpy.array_equal(now[1], state["numpy"][1]) and now[2:] == tuple(state["numpy"][2:])
-        ):
-            found["numpy"] = now
-    return found
-
-
-HOOKS = (
-    "_forward_hooks",
-    "_forward_hooks_with_kwargs",
-    "_forward_hooks_always_called",
-    "_forward_pre_hooks",
-    "_forward_pre_hooks_with_kwargs",
-    "_backward_hooks",
-    "_backward_pre_hooks",
-)
-
-
-def set_hooks(module, hooks: list) -> None:
-    """A cached model's hooks made those the test's model has now (a test adds and removes hooks
-    between calls, and the model is not sent again for that)."""
-    for sub in module.modules():
-        for attr in HOOKS:
-            if getattr(sub, attr, None):
-                getattr(sub, attr).clear()
-    for name, found in hooks:
-        sub = module.get_submodule(name)
-        for attr, entries in found.items():
-            if attr in HOOKS:
-                getattr(sub, attr).update(entries)
 
 
 def _watch_interrupts(sock: socket.socket, calling: threading.Event) -> None:

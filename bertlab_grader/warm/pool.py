@@ -229,7 +229,9 @@ def zygote_for(
         _zygotes.pop(key).stop()
         zygote = None
     if zygote is None:
-        for other in [k for k in _zygotes if k[0] == key[0] and k[-1] == role]:  # the environment changed
+        for other in [
+            k for k in _zygotes if k[0] == key[0] and k[-1] == role
+        ]:  # the environment changed
             _zygotes.pop(other).stop()
         try:
             zygote = Zygote(

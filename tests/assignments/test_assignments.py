@@ -6,15 +6,17 @@
   suite's tricks packed into them so that every assignment meets them at almost no extra
   grading time (``tests/grader/test_hostile.py`` runs its whole list, one trick per submission, on the
   tiny test course ``tests/grader_course``, and the torch and answer-key tricks on ps00):
-  a kernel rigged to blank every later cell scores 0; honest work that tries the network (off),
+  a kernel rigged to blank every later cell (the grader's request to serve the tests too) scores
+  0; honest work that tries the network (off),
   prints 20 MB on one line (cut to the 1 MB cap; ``tests/grader/test_hostile_resources.py``
   prints 200 MB once), runs an endless loop (interrupted), then kills its own kernel after the
   first test keeps exactly the tests before; every graded function returning an object that
   claims to equal anything (a plain object's ``==``, a tensor answering ``torch.equal`` / ``allclose`` /
-  ``==`` itself) scores 0, so every hidden test compares plain values, even with every test
-  cell edited to ``pass`` at 100 points (a graded cell of the student's own makes nbgrader
-  refuse the notebook: ps00's suite shows it scores 0); functions that print the test cell
-  calling them (the hidden tests' source) score 0, with none of it in their feedback; and a
+  ``==`` itself) scores 0 (what crosses back from the student's kernel is plain data, and any
+  other object is a handle whose comparisons are its own), even with every test cell edited to
+  ``pass`` at 100 points (a graded cell of the student's own makes nbgrader refuse the notebook:
+  ps00's suite shows it scores 0); functions that try to print the test cell calling them score 0,
+  and print none of it (a hidden test's source never enters the student's kernel); and a
   memory bomb, a process bomb and a 10-minute sleep that ignores the interrupt after the last
   cell (of the liars) are stopped. The two time-limit cells get a 3 s limit and 5 s of grace
   after the interrupt (``hostile_tricks.short_time_limits``; every other cell keeps the
@@ -93,7 +95,8 @@ def {name}(*args, **kwargs):
 }
 
 
-# Every graded function prints the cell that called it: a hidden test prints its own source.
+# Every graded function tries to print the cell that called it (it prints its own notebook's last
+# cell: a test cell runs in another kernel).
 PRINTS_CALLER = """
 def {name}(*args, **kwargs):
     print(get_ipython().user_ns["In"][-1])
@@ -254,7 +257,7 @@ def test_hostile_submissions_score_what_their_honest_content_deserves(graded):
     assignment, course, _, hostile = graded
     rigged = course_fixture.scores(course, assignment, "hostile-rigged-kernel")
     assert total(rigged)[0] == 0, f"{assignment}: a rigged kernel earned {total(rigged)}"
-    assert "this test does not count" in autograded_outputs(
+    assert "could not reach the submission" in autograded_outputs(
         course, assignment, "hostile-rigged-kernel"
     )
     kept = hostile["kept"]
@@ -300,8 +303,8 @@ def test_hostile_submissions_score_what_their_honest_content_deserves(graded):
     printed = "\n".join(
         line.strip() for line in autograded_outputs(course, assignment, printer).splitlines()
     )
-    assert any(pair in printed for pair in hidden), (
-        f"{assignment}: {printer} printed no hidden test (the trick did not run)"
+    assert not any(pair in printed for pair in hidden), (
+        f"{assignment}: {printer} printed a hidden test: its source reached the student's kernel"
     )
     # test_feedback_hides_hidden_tests reads its feedback too
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import html
+
 import nbformat
 
 import course_fixture
-from bertlab_grader.feedback_redaction import spellings
 
 ASSIGNMENT = "fx00-tiny"  # the grader's test course's one assignment
 COURSE = course_fixture.GRADER_COURSE
@@ -30,6 +31,12 @@ def no_points_stolen(path: Path, assignment: str, names, first_tests: set, point
         if any(c.score for c in cells.values()):
             stolen[student] = {k: c.score for k, c in cells.items() if c.score}
     assert not stolen, f"points earned by rigging the grader: {stolen}"
+
+
+def spellings(text: str) -> list[str]:
+    """The text as printed, and as it reads once JSON or HTML escaping is undone."""
+    unjson = text.replace('\\"', '"').replace("\\n", "\n").replace("\\\\", "\\")
+    return [text, unjson, html.unescape(text), html.unescape(unjson)]
 
 
 def hidden_tests_not_in_feedback(path: Path, assignment: str, solution, students) -> None:

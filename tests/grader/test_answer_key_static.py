@@ -6,7 +6,8 @@ import nbformat
 import pytest
 
 from bertlab_grader.answer_key import borrowed
-from bertlab_grader.guarded_execute import GuardedExecute, call, free_names
+from bertlab_grader.guarded_execute import GuardedExecute, call
+from bertlab_grader.tests_kernel import free_names
 
 SETUP = """
 try:

@@ -16,17 +16,40 @@ import numpy as np
 import pytest
 import torch
 
-from bertlab_grader.crossing import changes, tests_side, wire
+from bertlab_grader.crossing import changes, proxies, sending, tests_side, values, wire
 
 HERE = Path(__file__).resolve().parent
 
 
+def third_party_imports(statement: str) -> list[str]:
+    """The modules outside the standard library and the grader that ``statement`` (an import)
+    loads, in a fresh interpreter without site-packages' own start-up (``-S``)."""
+    code = (
+        f"import sys; {statement}; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] not in sys.stdlib_module_names))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    ).stdout
+    return [m for m in eval(loaded) if m.split(".")[0] != "bertlab_grader" and m != "__main__"]
+
+
+def test_what_runs_in_a_students_kernel_imports_the_standard_library_only():
+    """The student's kernel imports its side of the calls: that may pull in no third-party module
+    (torch and numpy only where the kernel imported them itself)."""
+    assert third_party_imports("import bertlab_grader.crossing.student_side") == []
+
+
 def roundtrip(value):
     """``value`` encoded as the student's side does and read back as the tests' side does."""
-    encoder = wire.Encoder(keep=id)
+    encoder = values.Encoder(keep=id)
     obj = encoder.encode(value)
     header, body = encoder.header_and_body({"value": obj})
-    return wire.Decoder(header, body, proxy=lambda entry: ("handle", entry["type"])).decode(
+    return values.Decoder(header, body, proxy=lambda entry: ("handle", entry["type"])).decode(
         header["value"]
     )
 
@@ -65,7 +88,7 @@ def test_anything_else_stays_in_the_students_kernel_as_a_handle():
 
 def _refused(header: dict, body: bytes = b"") -> str:
     with pytest.raises(wire.WireError) as refused:
-        decoder = wire.Decoder(header, body, proxy=lambda entry: entry)
+        decoder = values.Decoder(header, body, proxy=lambda entry: entry)
         decoder.decode(header.get("value"))
     return str(refused.value)
 
@@ -84,7 +107,7 @@ def test_what_cannot_be_read_safely_is_refused():
     assert "missing" in _refused({"value": {"$": "tensor", "b": 3}})
     assert "blobs of" in _refused({"value": None, "blobs": [["st", 10**9]]}, b"x")
     deep = []
-    for _ in range(wire.MAX_DEPTH + 5):
+    for _ in range(values.MAX_DEPTH + 5):
         deep = [deep]
     assert "nested" in _refused({"value": deep})
     assert "no dtype" in _refused({"value": {"$": "dtype", "v": "Tensor"}})
@@ -172,7 +195,7 @@ def serving(tmp_path):
     """A student's side serving ``crossing_student.NAMESPACE`` on a socket, with an optional trick."""
     started = []
 
-    def start(trick: str | None = None, call_timeout: float = 5.0):
+    def start(trick: str | None = None, call_timeout: float = 60.0):
         path = str(tmp_path / "s")
         env = {
             **os.environ,
@@ -186,6 +209,10 @@ def serving(tmp_path):
         ]
         process = subprocess.Popen(command, env=env)
         started.append(process)
+        for _ in range(600):  # until it serves (it imports torch and transformers first)
+            if os.path.exists(path) or process.poll() is not None:
+                break
+            time.sleep(0.1)
         tests_side.start(path, call_timeout=call_timeout)
         namespace: dict = {}
         tests_side.bind(sorted(["double", "add_one_in_place", "loss", "warns_and_draws", "raises", "step", "configure",
@@ -206,7 +233,7 @@ def test_a_call_crosses_with_its_arguments_generators_warnings_and_errors(servin
 
     ns = serving()
     assert "absent" not in ns and ns["CONSTANT"] == [1, 2, (3, 4)]
-    assert isinstance(ns["double"], tests_side.StudentFunction)
+    assert isinstance(ns["double"], proxies.StudentFunction)
     assert torch.equal(ns["double"](torch.tensor([1.0, 2.0]), y=3), torch.tensor([5.0, 7.0]))
     mine = torch.zeros(3)
     assert ns["add_one_in_place"](mine) is None and torch.equal(mine, torch.ones(3))
@@ -278,7 +305,7 @@ def test_a_forward_hook_of_the_test_runs_here_and_a_large_model_is_sent_once(ser
     ids = torch.tensor([[101, 7, 102]])
     assert ns["forward_shape"](model, ids) == (1, 3, 30522) and seen == [(1, 3)]
     assert ns["forward_shape"](model, ids) == (1, 3, 30522) and seen == [(1, 3), (1, 3)]
-    assert len(tests_side._sent.entries) == 1  # sent once, then named by its token
+    assert len(sending._sent.entries) == 1  # sent once, then named by its token
     handle.remove()
     ns["forward_shape"](model, ids)
     assert seen == [(1, 3), (1, 3)]  # the hook is gone over there too
@@ -287,7 +314,7 @@ def test_a_forward_hook_of_the_test_runs_here_and_a_large_model_is_sent_once(ser
 def test_an_answer_that_equals_anything_equals_nothing_here(serving):
     ns = serving()
     liar = ns["always_equal"]()
-    assert isinstance(liar, tests_side.StudentObject) and liar != 3 and not (liar == liar.__class__)
+    assert isinstance(liar, proxies.StudentObject) and liar != 3 and not (liar == liar.__class__)
     with pytest.raises(TypeError):
         len(liar)
 
@@ -313,5 +340,5 @@ def test_a_call_that_never_returns_is_interrupted_and_the_next_call_works(servin
 )
 def test_a_forged_answer_fails_the_call_and_runs_nothing(serving, trick, said):
     ns = serving(trick, call_timeout=2.0)
-    with pytest.raises((tests_side.SubmissionError, TimeoutError), match=said):
+    with pytest.raises((proxies.SubmissionError, TimeoutError), match=said):
         ns["double"](1)

@@ -71,9 +71,10 @@ def test_the_course_and_the_test_course_grade_with_the_same_settings(monkeypatch
 
 def test_what_is_the_course_s_is_set_in_the_course_s_config_only():
     course, test_course = (course_config(root) for root in COURSES.values())
-    assert "torch" in course.Sandbox.warm_imports and course.GuardedExecute.oracles
+    assert "torch" in course.Sandbox.warm_imports and course.GuardedExecute.answer_key_packages
     assert course.GuardedExecute.graded_function_id == r"^impl_(?P<name>\w+)$"
-    assert "warm_imports" not in test_course.Sandbox and test_course.GuardedExecute.oracles == []
+    assert "warm_imports" not in test_course.Sandbox
+    assert "answer_key_packages" not in test_course.GuardedExecute
     assert Sandbox().warm_imports == [] and GuardedExecute().graded_function_id == ""
 
 
@@ -103,11 +104,15 @@ def test_the_grader_holds_no_course_s_default():
             for word in ("impl_", "WARM_IMPORTS")
             if word in text
         ]
+        crossing = (
+            path.parent.name == "crossing"
+        )  # tensors cross as numpy arrays do: a format, not a course
         found += [
             f"{path.relative_to(REPO)}:{line}: {value!r}"
             for line, value in _code_strings(path)
             if value.startswith(("torch", "transformers"))
             and not value.startswith(("torch:", "torch."))
+            and not crossing
         ]
         if (
             path.name != "allowed.py"

@@ -5,9 +5,12 @@ sandbox replaces, so a course there would hide itself), with its ``.venv`` insid
 ``make install`` makes it, and a backup of the answer key elsewhere in that home folder. It is
 graded through the instructor's own commands (``make release``, ``make autograde``, ``make
 feedback``: the course's Makefile, run in the course with its ``.venv``), in parallel. Each
-hostile submission pairs one way to the answer key, the gradebook, a hook or a resource with
-work that fails every test, so any point it earns is a point it stole; honest students graded
-beside them keep full marks, and no feedback holds a hidden test in any encoding.
+hostile submission pairs one way to the answer key, the gradebook, the kernel the tests call into
+(``hostile_tricks.BOUNDARY``: the grader's own modules replaced, wrapped or reloaded, every Python
+and IPython hook, a thread that meddles while the tests run, forged answers, no answer) or a
+resource with work that fails every test, so any point it earns is a point it stole; honest
+students graded beside them keep full marks, and no feedback holds a hidden test or a hidden input
+in any encoding.
 
 The course is the grader's test course (``tests/grader_course``: two functions in plain Python),
 so the batch grades in about a minute; the same sandbox grades every assignment
@@ -29,7 +32,7 @@ import nbformat
 import pytest
 
 import course_fixture
-from hostile_tricks import sandboxed, with_cell
+from hostile_tricks import BOUNDARY, PYTHON_HOOKS, sandboxed, short_calls, with_cell
 
 # In make check's tier as well as make test's (about a minute, beside the other tests' workers).
 pytestmark = [pytest.mark.xdist_group("grading-secrecy")]
@@ -111,64 +114,28 @@ for _db in [Path(sys.prefix).parent / "autograder" / "gradebook.db", *Path.home(
         print("no gradebook:", type(exc).__name__)
 """
 
-# Each registers a hook through which code runs between cells; with honest work otherwise, every
-# test cell after it scores 0 (the hook is the rigging) and the feedback says why.
-HOOKS = {
-    "hook-post-run-cell": "get_ipython().events.register('post_run_cell', lambda result: None)",
-    "hook-pre-run-cell": "get_ipython().events.register('pre_run_cell', lambda info: None)",
-    "hook-pre-execute": "get_ipython().events.register('pre_execute', lambda: None)",
-    "hook-post-execute": "get_ipython().events.register('post_execute', lambda: None)",
-    "hook-display-formatter": (
-        "get_ipython().display_formatter.formatters['text/plain']"
-        ".for_type(int, lambda obj, p, cycle: p.text('1'))"
-    ),
-    "hook-import": (
-        "import sys\nclass _Finder:\n    def find_spec(self, *args):\n        return None\n"
-        "sys.meta_path.insert(0, _Finder())"
-    ),
-    "hook-audit": "import sys\nsys.addaudithook(lambda event, args: None)",
-    "hook-signal-timer": (
-        "import signal\nsignal.signal(signal.SIGALRM, lambda *a: None)\n"
-        "signal.setitimer(signal.ITIMER_REAL, 600)"
-    ),
-    "hook-shell-initialized": "get_ipython().events.register('shell_initialized', lambda ip: None)",
-    "hook-path-hooks": "import sys\nsys.path_hooks.insert(0, lambda path: None)",
-    # disguised as a library's: code compiled under an installed file's name, an installed
-    # method bound to source, a builtin bound to source by hand
-    "hook-under-an-installed-name": (
-        "import os, sys\n_site = [p for p in sys.path if p.endswith('site-packages')][0]\n_ns = {}\n"
-        "exec(compile('def _again(*a): pass', os.path.join(_site, 'IPython', 'x.py'), 'exec'), _ns)\n"
-        "get_ipython().events.register('post_run_cell', _ns['_again'])"
-    ),
-    "hook-installed-method-bound-to-source": (
-        "import functools\nget_ipython().events.register('pre_execute', functools.partial(get_ipython().ex, '_x = 1'))"
-    ),
-    "hook-exec-bound-by-hand": (
-        "import types\nget_ipython().events.register('pre_execute', types.MethodType(exec, '_x = 1'))"
-    ),
-}
+# The functions keep what the hidden tests pass them, and give it back: printed then, raised as an
+# error's message, printed again by a later cell, reversed and base64-encoded; and they try to
+# print the calling test cell's source (IPython's In), which never reaches this kernel.
+LEAKY = """
+import base64
+_seen = []
+def count_vowels(word):  # right: it deserves its points
+    _seen.append(word)
+    print("count_vowels got", word, get_ipython().user_ns["In"][-1])
+    return sum(letter in "aeiou" for letter in word)
 
-# The function a hidden test calls prints that test's source base64-encoded, and keeps it for a
-# later cell, which prints it again, reversed.
-LEAK_BASE64 = """
-import base64
-_leaked = []
-def count_vowels(word):
-    source = get_ipython().user_ns["In"][-1]
-    _leaked.append(source)
-    print(base64.b64encode(source.encode()).decode())
-    return -1
-"""
-# ... or raises it as an error's message, which the feedback would show.
-RAISE_BASE64 = """
-import base64
-def count_vowels(word):
-    raise {error}(base64.b64encode(get_ipython().user_ns["In"][-1].encode()).decode())
+def word_lengths(words):  # wrong on the hidden words (they hold x, y or z): its message holds them
+    if any(letter in "xyz" for word in words for letter in word):
+        raise ValueError(f"my inputs: {words} {get_ipython().user_ns['In'][-1]}")
+    return [len(word) for word in words]
 """
 LEAK_LATER = (
-    "print([base64.b64encode(s.encode()).decode()[::-1] for s in _leaked])\n"
-    "print(base64.b64encode(str(_leaked).encode()).decode())"
+    "print(_seen, [base64.b64encode(s.encode()).decode()[::-1] for s in _seen])\n"
+    "print(base64.b64encode(str(_seen).encode()).decode())"
 )
+#: count_vowels's hidden inputs (tests/grader_course/make_notebook.py) that no message of its tests shows.
+HIDDEN_INPUTS = ("strengths", "education")
 
 MEMORY_6_GB = "_blocks = bytearray(6 * 2**30)  # 6 GB, touched"
 FORK_BOMB = """
@@ -213,13 +180,12 @@ def submissions(released, solution) -> dict:
     }
     found["key-rerun-from-a-callback"] = with_cell(wrong, RERUN_THE_KEY)
     found["write-the-gradebook"] = with_cell(wrong, WRITE_THE_GRADEBOOK)
-    found.update({name: with_cell(solution, code) for name, code in HOOKS.items()})
-    leak = course_fixture.replace_solutions(released, {**WRONG, "impl_count_vowels": LEAK_BASE64})
-    found["print-tests-base64"] = with_cell(leak, LEAK_LATER, after="test_count_vowels_hidden")
-    for error in ("ValueError", "AssertionError"):
-        found[f"raise-tests-base64-{error}"] = course_fixture.replace_solutions(
-            released, {**WRONG, "impl_count_vowels": RAISE_BASE64.format(error=error)}
-        )
+    found.update({name: with_cell(wrong, code) for name, code in BOUNDARY.items()})
+    leaky = course_fixture.replace_solutions(
+        released, {"impl_word_lengths": LEAKY, "impl_count_vowels": ""}
+    )
+    found["leaks-hidden-inputs"] = with_cell(leaky, LEAK_LATER, after="test_count_vowels_hidden")
+    found["honest-with-python-hooks"] = with_cell(solution, PYTHON_HOOKS)
     found["honest-then-6-gb"] = with_cell(solution, MEMORY_6_GB, after=AFTER_FIRST)
     found["honest-then-fork-bomb"] = with_cell(solution, FORK_BOMB, after=AFTER_FIRST)
     found["honest-writes-2-gb"] = with_cell(solution, FILE_2_GB, after=AFTER_FIRST)
@@ -250,6 +216,7 @@ def graded():
     try:
         home = base / "instructor"
         course = course_fixture.make_course(home / "course", repo=COURSE)
+        short_calls(course)  # the tricks that never answer, graded in seconds
         shutil.copy(course_fixture.REPO / "Makefile", course / "Makefile")
         shutil.copytree(
             course / "solutions", home / "backup" / "solutions"
@@ -279,9 +246,8 @@ def graded():
         graded = make(course, env, "autograde", "WORKERS=2")
         look = re.findall(r"to look at: (.*)", graded.stderr)
         assert look, graded.stdout + graded.stderr  # make fails, naming the hostile students
-        assert not {"honest", "honest-plots", "honest-writes-2-gb"} & set(look[0].split(", ")), (
-            graded.stdout
-        )
+        honest = {"honest", "honest-plots", "honest-writes-2-gb", "honest-with-python-hooks"}
+        assert not honest & set(look[0].split(", ")), graded.stdout
         done = make(course, env, "feedback")
         assert done.returncode == 0, done.stdout + done.stderr
         yield course, sorted(found), graded
@@ -335,34 +301,67 @@ def test_the_gradebook_was_neither_read_nor_written(graded):
     assert not rigged, rigged
 
 
-@pytest.mark.parametrize("student", sorted(HOOKS))
-def test_a_hook_counts_as_rigging(graded, student):
+@pytest.mark.parametrize("student", sorted(BOUNDARY))
+def test_nothing_the_students_kernel_does_earns_a_point(graded, student):
+    """Its test cells run in a kernel the submission never touches: what its own kernel does to the
+    grader's modules, to the builtins, to its hooks, or to the answers it sends steals nothing."""
     course, _, _ = graded
     assert total(course, student)[0] == 0, course_fixture.scores(course, ASSIGNMENT, student)
-    assert "GradingIntegrityError" in feedback_html(course, student)
 
 
-def test_feedback_holds_no_hidden_test_in_any_encoding(graded):
+def test_a_hook_no_longer_costs_an_honest_student_a_point(graded):
+    course, _, _ = graded
+    score, points = total(course, "honest-with-python-hooks")
+    assert score == points > 0, course_fixture.scores(
+        course, ASSIGNMENT, "honest-with-python-hooks"
+    )
+
+
+def test_feedback_holds_no_hidden_test_and_no_hidden_input_in_any_encoding(graded):
+    """The leaky submission scores what its work deserves (count_vowels right, word_lengths wrong
+    on the hidden words); what it printed while the hidden tests called it is kept for the
+    instructor, and neither that nor its error's message reaches the feedback. No submission ever
+    saw a hidden test's source: not even the instructor's graded copy holds it."""
+    import random
+
+    from bertlab_grader.feedback_redaction import PRINTED_KEY
+
     course, students, _ = graded
     solution = course_fixture.solution_notebook(ASSIGNMENT, COURSE)
     hidden = [
         line for line in course_fixture.marked_lines(solution, "HIDDEN TESTS") if len(line) >= 20
     ]
     assert hidden
-    for trick in (
-        "print-tests-base64",
-        "raise-tests-base64-ValueError",
-        "raise-tests-base64-AssertionError",
-    ):
-        assert base64.b64encode(b"# The grader runs hidden").decode()[:20] in outputs(
-            course, trick
-        ), f"{trick}: the trick carried the tests out (in the instructor's graded copy)"
+    rng = random.Random(1234)  # word_lengths's first hidden words, as its hidden test draws them
+    first_words = [
+        "".join(rng.choice("abcxyz") for _ in range(rng.randint(1, 9)))
+        for _ in range(rng.randint(2, 6))
+    ]
+    secret = [*HIDDEN_INPUTS, str(first_words)[1:-1]]
+    assert total(course, "leaks-hidden-inputs") == (4, 6), course_fixture.scores(
+        course, ASSIGNMENT, "leaks-hidden-inputs"
+    )
+    path = (
+        course
+        / "autograder"
+        / "autograded"
+        / "leaks-hidden-inputs"
+        / ASSIGNMENT
+        / f"{ASSIGNMENT}.ipynb"
+    )
+    kept = [c.metadata.get(PRINTED_KEY, "") for c in nbformat.read(path, as_version=4).cells]
+    assert any("strengths" in text for text in kept), (
+        "the instructor's copy keeps what the function printed"
+    )
     for student in students:
+        assert not [line for line in hidden if line in outputs(course, student)], (
+            f"{student}: a hidden test's source"
+        )
         text = course_fixture.readable(
             course / "autograder" / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html"
         )
         decoded = [text]
-        for token in re.findall(r"[A-Za-z0-9+/=]{24,}", text + text[::-1]):
+        for token in re.findall(r"[A-Za-z0-9+/=]{16,}", text + text[::-1]):
             for candidate in (token, token[::-1]):
                 try:
                     decoded.append(
@@ -372,8 +371,8 @@ def test_feedback_holds_no_hidden_test_in_any_encoding(graded):
                     )
                 except ValueError:
                     pass
-        leaked = [line for line in hidden if any(line in d for d in decoded)]
-        assert not leaked, f"{student}: the feedback shows hidden-test lines {leaked[:2]}"
+        leaked = [item for item in [*hidden, *secret] if any(item in d for d in decoded)]
+        assert not leaked, f"{student}: the feedback shows hidden tests or inputs {leaked[:2]}"
 
 
 @pytest.mark.parametrize(

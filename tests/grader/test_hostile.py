@@ -20,8 +20,11 @@ extra cells that plot, seed and silence warnings; with 5 MB of output; with a te
 and pasted, its grade id and all) must keep full marks: the guard must not punish normal work.
 
 The tricks, and what stops them:
-- rig the kernel (blank or rewrite test cells, drop asserts, swallow or hide errors, replace
-  torch.equal / Tensor.__eq__ / isinstance, set a trace function): ``bertlab_grader.kernel_guard``;
+- rig the kernel (blank or rewrite cells, drop asserts, swallow or hide errors, replace
+  torch.equal / Tensor.__eq__ / isinstance, set a trace function): the test cells run in a kernel
+  of their own, which the submission's code never reaches (``bertlab_grader.guarded_execute``);
+  a rig that stops its kernel from serving the tests' calls fails them (``test_grading_secrecy.py``
+  grades the tricks aimed at that boundary itself: the grader's modules replaced, forged answers);
 - edit, re-weight or delete test cells, add a graded cell of your own: nbgrader restores test
   cells and their points from the gradebook (``OverwriteCells``, ``CheckCellMetadata``); a
   graded cell whose grade id the gradebook does not know makes nbgrader refuse the notebook
@@ -31,12 +34,13 @@ The tricks, and what stops them:
 - hand in something that is not a notebook: nbgrader records zero and goes on
   with the other students;
 - print the hidden tests (read the solution notebook, or the calling cell's source from
-  IPython's history): ``bertlab_grader.feedback_redaction`` removes those outputs from the feedback;
-- hand in the course package's own function (``from bertlab... import``): the guard's
-  ``answer_key_packages`` (the package ships none, but the guard does not rely on that);
-- return an object whose ``==`` always says yes: hidden tests compare plain values
-  (``[int(x) for x in result]``), never the returned object itself (on every assignment, in
-  its round trip).
+  IPython's history): the sandbox keeps the course out of sight, and a hidden test's source never
+  enters the student's kernel;
+- hand in the course package's own function (``from bertlab... import``): the grader reads the
+  submitted cells (``bertlab_grader.answer_key``; the package ships none, but the grader does not
+  rely on that);
+- return an object whose ``==`` always says yes: what crosses back is plain data, and any other
+  object is a handle whose comparisons are its own (on every assignment, in its round trip).
 """
 
 from __future__ import annotations
@@ -334,7 +338,8 @@ def test_the_report_names_who_needs_a_look(course, tmp_path):
     rows = {r["student"]: r for r in grade_report.report(path, ASSIGNMENT)}
     assert set(rows) == set(names), set(names) ^ set(rows)
     assert rows["honest"]["flags"] == "" and rows["honest"]["score"] == rows["honest"]["max_score"]
-    assert "kernel rigged" in rows["rig-blank-cells"]["flags"]
+    # a kernel that blanks every cell it runs blanks the grader's request to serve the tests too
+    assert "did not answer the tests" in rows["rig-blank-cells"]["flags"]
     assert "kernel died" in rows["honest-then-dies"]["flags"]
     assert "output cut" in rows["honest-floods-output"]["flags"]
     assert "not graded" in rows["not-a-notebook"]["flags"]
@@ -390,12 +395,12 @@ def test_no_extra_credit_or_manual_scores_appear(course):
     assert grades and not rigged, f"the gradebook was written by a submission: {rigged[:3]}"
 
 
-def test_rigged_kernel_is_named_in_the_feedback(course):
+def test_a_kernel_that_does_not_serve_the_tests_is_named_in_the_feedback(course):
     path, _, _, _ = course
     html = (
         path / "autograder" / "feedback" / "rig-blank-cells" / ASSIGNMENT / f"{ASSIGNMENT}.html"
     ).read_text()
-    assert "GradingIntegrityError" in html and "input transformers cleanup changed" in html
+    assert "SubmissionError" in html and "could not reach the submission" in html
 
 
 def test_feedback_quotes_no_hidden_test(course):
@@ -406,14 +411,7 @@ def test_feedback_quotes_no_hidden_test(course):
         course_fixture.solution_notebook(ASSIGNMENT, COURSE),
         ("rig-print-solution-file", "print-calling-cell", "honest"),
     )
-    # The leak really happened: the autograded notebook (for the instructor only) holds it. The
-    # source notebooks are out of the sandboxed kernel's sight, so reading them printed nothing.
-    outputs = {
-        s: graded_output_text(path, ASSIGNMENT, s)
-        for s in ("rig-print-solution-file", "print-calling-cell")
-    }
-    assert "BEGIN HIDDEN TESTS" in outputs["print-calling-cell"], "the trick printed nothing"
-    if sandboxed():
-        assert "BEGIN HIDDEN TESTS" not in outputs["rig-print-solution-file"], (
-            "the sandbox showed the solutions"
-        )
+    # The hidden tests' source never entered the student's kernel: the function printed its own
+    # notebook's last cell, and even the instructor's graded copy holds no hidden test.
+    for student in ("rig-print-solution-file", "print-calling-cell"):
+        assert "BEGIN HIDDEN TESTS" not in graded_output_text(path, ASSIGNMENT, student), student

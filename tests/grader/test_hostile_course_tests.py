@@ -1,8 +1,9 @@
 """Hostile submissions aimed at the course's own tests, graded on the course (ps00, the quickest
-to grade): torch and its oracles rigged (``torch.equal``, ``Tensor.__eq__``, ``pad_sequence``, the
-course config's ``oracles``), the course package's own function handed in, and a function that
-prints the hidden test cell calling it. Each pairs its trick with wrong work, so any point it
-earns is stolen. The tricks on the grader's test course are ``test_hostile.py``'s."""
+to grade): torch and the library functions the tests take their expected values from rigged
+(``torch.equal``, ``Tensor.__eq__``, ``pad_sequence``) in the student's kernel, where the tests do
+not run; the course package's own function handed in; and a function that prints the hidden test
+cell calling it. Each pairs its trick with wrong work, so any point it earns is stolen. The tricks
+on the grader's test course are ``test_hostile.py``'s and ``test_grading_secrecy.py``'s."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def segment_ids(input_ids, sep_token_id):
 """,
 }
 
-# Rig torch, which the course's tests compare with (the course config's ``oracles``): graded on ps00.
+# Rig torch, which the course's tests compare with: graded on ps00.
 PS00_RIG = {
     "patch-torch": """
 torch.equal = lambda *args, **kwargs: True
@@ -72,7 +73,8 @@ def ps00_submissions(released, solution) -> dict:
 
     # The right answer, but the course package's object: the reference function is defined inside
     # the installed bertlab package at run time (as if the package shipped it) and imported from
-    # there. Its tests pass, and score 0 all the same (the course config's answer_key_packages).
+    # there. Its tests would pass, and score 0 all the same (the course config's
+    # answer_key_packages: the grader reads the submitted cell).
     reference = next(
         c.source
         for c in solution.cells
@@ -120,7 +122,9 @@ def test_a_graded_function_from_the_course_package_is_named_in_the_feedback(ps00
     html = (
         path / "autograder" / "feedback" / "answer-key-import" / PS00 / f"{PS00}.html"
     ).read_text()
-    assert "pieces_per_word is bertlab.pieces_per_word" in html, html[-3000:]
+    assert "pieces_per_word is the course package" in html and "bertlab.pieces_per_word" in html, (
+        html[-3000:]
+    )
 
 
 def test_feedback_on_the_course_quotes_no_hidden_test(ps00):
@@ -128,6 +132,5 @@ def test_feedback_on_the_course_quotes_no_hidden_test(ps00):
     hidden_tests_not_in_feedback(
         path, PS00, course_fixture.solution_notebook(PS00), ("print-calling-cell",)
     )
-    assert "BEGIN HIDDEN TESTS" in graded_output_text(path, PS00, "print-calling-cell"), (
-        "the trick printed nothing"
-    )
+    # the hidden test's source never reached the student's kernel: not even the graded copy holds it
+    assert "BEGIN HIDDEN TESTS" not in graded_output_text(path, PS00, "print-calling-cell")
