@@ -58,8 +58,9 @@ def answer_matches(answer: str, accepted: list[str]) -> bool:
 
 def copied_passage(answer: str, passages: list[str]) -> int | None:
     """Which of ``passages`` a generated answer copies (Chapter 8): the index of the passage that
-    holds the largest share of the answer's words (lower-cased, letters and digits; the first on
-    a tie), or None when none holds at least half of them."""
+    holds the largest share of the answer's words (lower-cased, letters and digits), or None
+    when none holds at least half of them, or when two passages hold the same largest share
+    (the words do not say which one was copied)."""
     words = re.findall(r"\w+", answer.lower())
     if not words:
         return None
@@ -67,4 +68,5 @@ def copied_passage(answer: str, passages: list[str]) -> int | None:
         sum(w in set(re.findall(r"\w+", p.lower())) for w in words) / len(words) for p in passages
     ]
     best = max(range(len(passages)), key=lambda i: (shares[i], -i))
-    return best if shares[best] >= 0.5 else None
+    unique = shares.count(shares[best]) == 1
+    return best if shares[best] >= 0.5 and unique else None
