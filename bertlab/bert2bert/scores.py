@@ -10,6 +10,7 @@ held-out pairs. Exact match compares lower-cased words.
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 
 import torch
 from tqdm.auto import tqdm
@@ -56,6 +57,18 @@ def write_definitions(
             out = model.generate(**batch, **{"max_new_tokens": 24, **generate_kwargs})  # [B, L]
         written += [t.strip() for t in tokenizer.batch_decode(out, skip_special_tokens=True)]
     return written
+
+
+def commonest_opening(rows: list[dict], pos: str | None = None, n_words: int = 3) -> str:
+    """The commonest first ``n_words`` words of the definitions in ``rows`` (those of part of
+    speech ``pos``, or all): a writer of form alone, which reads neither the word nor the
+    sentence. Chapters 7 and 6b score it as the floor that ROUGE is read against."""
+    openings = Counter(
+        " ".join(r["definition"].split()[:n_words]) for r in rows if pos in (None, r["pos"])
+    )
+    if not openings:
+        raise ValueError(f"no definition of part of speech {pos!r} in the rows")
+    return openings.most_common(1)[0][0]
 
 
 def rouge(written: list[str], references: list[str]) -> dict[str, float]:

@@ -72,6 +72,19 @@ def tokenizer():
     return AutoTokenizer.from_pretrained(checkpoint_path())
 
 
+def test_commonest_opening_is_the_most_frequent_first_words():
+    rows = [
+        {"definition": "of or relating to music", "pos": "adj"},
+        {"definition": "of or relating to art", "pos": "adj"},
+        {"definition": "the act of running", "pos": "noun"},
+    ]
+    assert scores.commonest_opening(rows) == "of or relating"
+    assert scores.commonest_opening(rows, pos="noun") == "the act of"
+    assert scores.commonest_opening(rows, pos="noun", n_words=2) == "the act"
+    with pytest.raises(ValueError, match="verb"):
+        scores.commonest_opening(rows, pos="verb")
+
+
 def test_warm_start_sets_the_ids_where_loss_and_generate_read_them(tokenizer):
     model = warm_start(checkpoint_path(), tokenizer)
     ids = special_ids(tokenizer)
