@@ -2,8 +2,9 @@
 // [CLS] word : sentence [SEP] [MASK] x N [SEP], in K passes, in the reader's browser.
 // fillCanvas is the twin of book/reference/web_sampler.py fill_canvas, which follows the chapter's
 // book/reference/diffusion_sampler.py step for step: tokens_per_step(N, K) commitments per pass,
-// the most confident masked positions (LLaDA's low-confidence remasking) or random ones (MDLM's
-// ancestral sampler, greedy) drawn from mulberry32, the generator both sides share.
+// the most confident masked positions (LLaDA's low-confidence remasking) or random ones (LLaDA's
+// random remasking, each committed token the argmax) drawn from mulberry32, the generator both
+// sides share.
 
 import { addStyles, downloadSize, index, megabytes, model, progressView, softmaxRow, tokenizer } from './runtime.mjs';
 
