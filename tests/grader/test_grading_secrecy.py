@@ -134,8 +134,9 @@ LEAK_LATER = (
     "print(_seen, [base64.b64encode(s.encode()).decode()[::-1] for s in _seen])\n"
     "print(base64.b64encode(str(_seen).encode()).decode())"
 )
-#: count_vowels's hidden inputs (tests/grader_course/make_notebook.py) that no message of its tests shows.
-HIDDEN_INPUTS = ("strengths", "education")
+#: count_vowels's hidden inputs (tests/grader_course/make_notebook.py) that no message of its tests
+#: shows, as a string holds them ("education" alone is also a CSS class of the feedback's page).
+HIDDEN_INPUTS = ("strengths", "'education'")
 
 MEMORY_6_GB = "_blocks = bytearray(6 * 2**30)  # 6 GB, touched"
 FORK_BOMB = """
@@ -322,8 +323,6 @@ def test_feedback_holds_no_hidden_test_and_no_hidden_input_in_any_encoding(grade
     on the hidden words); what it printed while the hidden tests called it is kept for the
     instructor, and neither that nor its error's message reaches the feedback. No submission ever
     saw a hidden test's source: not even the instructor's graded copy holds it."""
-    import random
-
     from bertlab_grader.feedback_redaction import PRINTED_KEY
 
     course, students, _ = graded
@@ -332,12 +331,7 @@ def test_feedback_holds_no_hidden_test_and_no_hidden_input_in_any_encoding(grade
         line for line in course_fixture.marked_lines(solution, "HIDDEN TESTS") if len(line) >= 20
     ]
     assert hidden
-    rng = random.Random(1234)  # word_lengths's first hidden words, as its hidden test draws them
-    first_words = [
-        "".join(rng.choice("abcxyz") for _ in range(rng.randint(1, 9)))
-        for _ in range(rng.randint(2, 6))
-    ]
-    secret = [*HIDDEN_INPUTS, str(first_words)[1:-1]]
+    secret = list(HIDDEN_INPUTS)  # (word_lengths's hidden words are in its own test's message)
     assert total(course, "leaks-hidden-inputs") == (4, 6), course_fixture.scores(
         course, ASSIGNMENT, "leaks-hidden-inputs"
     )

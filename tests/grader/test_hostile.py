@@ -309,7 +309,7 @@ def test_a_kernel_that_dies_costs_only_the_cells_after(course):
     html = (
         path / "autograder" / "feedback" / "honest-then-dies" / ASSIGNMENT / f"{ASSIGNMENT}.html"
     ).read_text()
-    assert "the kernel died while running this cell" in html and "not run: the kernel died" in html
+    assert "kernel died while running this cell" in html and "not run: the submission's kernel died" in html
 
 
 @pytest.mark.parametrize(
