@@ -43,7 +43,7 @@ c.GuardedExecute.answer_key_packages = ["bertlab", "reference"]
 #   starts, since a sandboxed kernel cannot write the cache;
 c.GuardedExecute.prepare = ["bertlab.models:prepare_all"]
 # - what every course notebook's first cell imports, imported once by the warm-kernel zygote
-#   that forks each grading kernel (bertlab_grader.warm);
+#   that forks each grading kernel (bertlab_grader.sandbox.warm);
 c.Sandbox.warm_imports = [
     "numpy",
     "torch",

@@ -121,7 +121,7 @@ def _sandbox_said(course: Path) -> str:
     """One line: is the sandbox on, and which caps are hard (the report says which is in force).
     Refused, before any kernel starts, where the sandbox is on but cannot be built here."""
     from bertlab_grader.doctor import course_settings
-    from bertlab_grader.kernel_limits import hard_caps
+    from bertlab_grader.sandbox.limits import hard_caps
     from bertlab_grader.sandbox.manager import unsandboxed_refusal
 
     mode = course_settings(course).mode

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from bertlab_grader import layout
-from bertlab_grader.kernel_limits import hard_caps
+from bertlab_grader.sandbox.limits import hard_caps
 from bertlab_grader.sandbox import allowed, bwrap
 from bertlab_grader.sandbox.settings import Sandbox
 

@@ -58,7 +58,7 @@ def grade(course: Path, assignment: str, student: str) -> dict:
 
 def main(argv: list[str]) -> int:
     from bertlab_grader import unused_imports
-    from bertlab_grader.warm import pool
+    from bertlab_grader.sandbox.warm import pool
 
     unused_imports.leave_out()
     course, assignment, student, out = argv

@@ -20,7 +20,7 @@ On top of nbgrader's own preprocessor it also
   what they write: the course's models, assembled into their cache);
 - starts both kernels in the sandbox of :mod:`bertlab_grader.sandbox.manager` (read-only course,
   gradebook and hidden tests out of sight, no network, IPC sockets), each with its own memory,
-  process and thread caps (:mod:`bertlab_grader.kernel_limits`);
+  process and thread caps (:mod:`bertlab_grader.sandbox.limits`);
 - reads the submitted cells for a graded function that is the course's own code
   (:mod:`bertlab_grader.answer_key`): the test cells of that function score 0, saying why;
 - keeps what the student's code printed while a hidden test called it for the instructor (in the

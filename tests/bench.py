@@ -217,7 +217,7 @@ def plain_nbgrader(course: Path, assignment: str, warm: bool) -> float:
     """Seconds plain ``nbgrader autograde`` takes over every submission of ``assignment`` in
     ``course``, serially, its kernels warm (the course's zygote) or cold."""
     from bertlab_grader.nbgrader_course import nbgrader_env
-    from bertlab_grader.warm import pool
+    from bertlab_grader.sandbox.warm import pool
 
     start = time.perf_counter()
     subprocess.run(
@@ -239,7 +239,7 @@ def plain_nbgrader(course: Path, assignment: str, warm: bool) -> float:
 def parallel_grading(assignment: str = "ps00-tokens", n: int = 20, workers: int = 2) -> list[str]:
     """The same n submissions graded by plain ``nbgrader autograde`` (one kernel started cold for
     each, as nbgrader starts them) and by the course grader with ``workers`` workers (warm kernels,
-    ``bertlab_grader.warm``): the speed-up, each one's overhead per submission, and equal
+    ``bertlab_grader.sandbox.warm``): the speed-up, each one's overhead per submission, and equal
     scores. Also plain ``nbgrader autograde`` with the course's warm kernels: what parallelism
     alone adds."""
     from bertlab_grader import parallel

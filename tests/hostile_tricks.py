@@ -14,7 +14,7 @@ from bertlab_grader.sandbox import bwrap
 
 # --- cells that use up a resource ---------------------------------------------------------------
 
-#: 5 GB in 256 MB blocks: the grader stops the kernel at its memory cap (bertlab_grader.kernel_limits).
+#: 5 GB in 256 MB blocks: the grader stops the kernel at its memory cap (bertlab_grader.sandbox.limits).
 MEMORY_BOMB = "blocks = [bytearray(2**28) for _ in range(20)]  # 5 GB"
 MEMORY_CAP_SAID = "over the memory cap"
 

@@ -27,7 +27,7 @@ environment variables :data:`bertlab_grader.sandbox.allowed.ENVIRONMENT` (and th
 and none started where ``bwrap`` cannot build one; ``off``: no sandbox, on purpose), the default
 of ``c.Sandbox.mode``. A leaf of the grader, the standard library only, so both the
 kernel manager (:mod:`bertlab_grader.sandbox.manager`) and the warm kernels' pool
-(:mod:`bertlab_grader.warm.pool`) build their sandboxes with it.
+(:mod:`bertlab_grader.sandbox.warm.pool`) build their sandboxes with it.
 """
 
 from __future__ import annotations

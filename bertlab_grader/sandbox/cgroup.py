@@ -1,6 +1,6 @@
 """Hard caps for one kernel, from the Linux kernel's own limits: a cgroup of its own.
 
-:class:`bertlab_grader.kernel_limits.KernelWatch` polls ``/proc`` five times a second: portable,
+:class:`bertlab_grader.sandbox.limits.KernelWatch` polls ``/proc`` five times a second: portable,
 but a burst between two polls (6 GB in a tenth of a second) reaches the machine first, and
 ``RLIMIT_NPROC`` does not bind root. Where the grader may make a child of its own cgroup (cgroup
 v2's ``memory.max`` and ``pids.max``, or the v1 ``memory`` and ``pids`` controllers), each kernel

@@ -17,11 +17,11 @@ IPC transport instead: Unix sockets in a fresh folder with a short absolute path
 sandbox. IPC also removes the TCP port race of parallel kernels (jupyter_client picks a port by
 binding port 0 and releasing it, and two kernels starting at once can pick the same one:
 ``ZMQError: Address already in use``, nbgrader#174).
-Every kernel it starts, sandboxed or not, is watched by :class:`bertlab_grader.kernel_limits.KernelWatch`
+Every kernel it starts, sandboxed or not, is watched by :class:`bertlab_grader.sandbox.limits.KernelWatch`
 (a memory cap and a process cap on its whole process tree), and, where the grader may make
 cgroups, started in a cgroup of its own whose caps the Linux kernel enforces
 (:mod:`bertlab_grader.sandbox.cgroup`). A kernel starts warm, forked from a zygote that imported
-torch and transformers once (:mod:`bertlab_grader.warm`), where it can.
+torch and transformers once (:mod:`bertlab_grader.sandbox.warm`), where it can.
 ``guarded_execute.GuardedExecute`` uses it, so ``nbgrader autograde`` with the course's config
 always starts sandboxed kernels.
 
@@ -45,11 +45,12 @@ from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
 
-from bertlab_grader.kernel_limits import PIDS_HEADROOM, KernelWatch, process_tree
+from bertlab_grader.sandbox.limits import PIDS_HEADROOM, KernelWatch
+from bertlab_grader.sandbox.procfs import process_tree
 from bertlab_grader.sandbox import allowed, bwrap
 from bertlab_grader.sandbox.cgroup import KernelCgroup
 from bertlab_grader.sandbox.settings import Sandbox
-from bertlab_grader.warm import pool, stub
+from bertlab_grader.sandbox.warm import pool, stub
 
 
 def unsandboxed_refusal(mode: str) -> str | None:
@@ -72,7 +73,7 @@ class SandboxedKernelManager(AsyncKernelManager):
     have at most 107 bytes)."""
 
     _socket_dir: Path | None = None
-    watch: KernelWatch | None = None  # the memory and process caps (bertlab_grader.kernel_limits)
+    watch: KernelWatch | None = None  # the memory and process caps (bertlab_grader.sandbox.limits)
     _warm: pool.Zygote | None = None  # the zygote this kernel is forked from, if it is warm
     _cold_cmd: list[str] | None = None  # the same kernel started cold, if the warm start fails
     _cgroup: KernelCgroup | None = None  # the kernel's hard caps, where cgroups can be made

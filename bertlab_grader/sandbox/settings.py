@@ -16,9 +16,9 @@ from pathlib import Path
 from traitlets import Bool, Integer, List, TraitError, Unicode, default, validate
 from traitlets.config import Configurable
 
-from bertlab_grader import kernel_limits
+from bertlab_grader.sandbox import limits
 from bertlab_grader.sandbox import bwrap
-from bertlab_grader.warm import pool
+from bertlab_grader.sandbox.warm import pool
 
 
 def _paths(spec: str) -> list[Path]:
@@ -87,7 +87,7 @@ class Sandbox(Configurable):
 
     warm_kernels = Bool(
         help=(
-            "Fork sandboxed kernels from a zygote that imported `warm_imports` once (bertlab_grader.warm); "
+            "Fork sandboxed kernels from a zygote that imported `warm_imports` once (bertlab_grader.sandbox.warm); "
             "False starts every kernel cold. Default: $BERTLAB_WARM_KERNEL (on or off), else on."
         )
     ).tag(config=True)
@@ -142,15 +142,15 @@ class Sandbox(Configurable):
 
     @default("memory_mb")
     def _memory_from_environment(self) -> int:
-        return kernel_limits.caps()[0] // 2**20
+        return limits.caps()[0] // 2**20
 
     @default("processes")
     def _processes_from_environment(self) -> int:
-        return kernel_limits.caps()[1]
+        return limits.caps()[1]
 
     @default("threads")
     def _threads_from_environment(self) -> int:
-        return kernel_limits.caps()[2]
+        return limits.caps()[2]
 
     _found: dict = {}  # spec -> its folders, once per grader process
 
@@ -164,7 +164,7 @@ class Sandbox(Configurable):
         return folders
 
     def caps(self) -> tuple[int, int, int]:
-        """(memory cap in bytes, process cap, thread cap), as :class:`bertlab_grader.kernel_limits.KernelWatch`
+        """(memory cap in bytes, process cap, thread cap), as :class:`bertlab_grader.sandbox.limits.KernelWatch`
         takes them; 0 means no cap."""
         return self.memory_mb * 2**20, self.processes, self.threads
 

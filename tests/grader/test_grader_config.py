@@ -11,13 +11,13 @@ from traitlets import TraitError
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
-from bertlab_grader import kernel_limits
+from bertlab_grader.sandbox import limits as kernel_limits
 from bertlab_grader.config import configure
 from bertlab_grader.guarded_execute import GuardedExecute
 from bertlab_grader.pasted_cells import DropDuplicateIds
 from bertlab_grader.sandbox import bwrap
 from bertlab_grader.sandbox.settings import Sandbox
-from bertlab_grader.warm import pool
+from bertlab_grader.sandbox.warm import pool
 
 REPO = Path(__file__).resolve().parents[2]
 GRADER = REPO / "bertlab_grader"

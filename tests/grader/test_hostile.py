@@ -137,7 +137,7 @@ for pid in filter(str.isdigit, os.listdir("/proc")):
     except OSError:
         pass
 """,
-    # A grader that forks each kernel from one warm process (bertlab_grader.warm) must let
+    # A grader that forks each kernel from one warm process (bertlab_grader.sandbox.warm) must let
     # nothing of one kernel meet the next: this one leaves a daemon that keeps writing an IPython
     # startup file that blanks every cell (it would run before the guard's first fingerprint), and
     # asks the zygote for a kernel of its own; the next student ("...-victim", wrong work) must score 0.
@@ -230,7 +230,7 @@ def submissions(released, solution) -> dict:
     # Honest work on the first function, then a kernel that dies: only the later cells are lost.
     found["honest-then-dies"] = with_cell(solution, SELF_KILL, after=LAST_OF_FIRST_FUNCTION)
     # Honest work on the first function, then a bomb: the grader stops the kernel at its cap
-    # (bertlab_grader.kernel_limits: 3 GB, 64 processes), and only the later cells are lost.
+    # (bertlab_grader.sandbox.limits: 3 GB, 64 processes), and only the later cells are lost.
     found["honest-then-memory-bomb"] = with_cell(
         solution, MEMORY_BOMB, after=LAST_OF_FIRST_FUNCTION
     )
@@ -309,7 +309,10 @@ def test_a_kernel_that_dies_costs_only_the_cells_after(course):
     html = (
         path / "autograder" / "feedback" / "honest-then-dies" / ASSIGNMENT / f"{ASSIGNMENT}.html"
     ).read_text()
-    assert "kernel died while running this cell" in html and "not run: the submission's kernel died" in html
+    assert (
+        "kernel died while running this cell" in html
+        and "not run: the submission's kernel died" in html
+    )
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Warm kernels (``bertlab_grader.warm``): forked from one zygote that imported torch and
+"""Warm kernels (``bertlab_grader.sandbox.warm``): forked from one zygote that imported torch and
 transformers once, each still a kernel of its own, and nothing one kernel leaves meets the next.
 
 ``tests/grader/test_hostile.py`` grades a submission that leaves a daemon rewriting an IPython startup
@@ -11,8 +11,8 @@ import pytest
 from traitlets.config import Config
 
 from bertlab_grader.sandbox import manager
-from bertlab_grader.warm import pool
-from bertlab_grader.warm import zygote as zygote_server
+from bertlab_grader.sandbox.warm import pool
+from bertlab_grader.sandbox.warm import zygote as zygote_server
 from test_crossing import third_party_imports
 from test_kernel_sandbox import needs_bwrap, run
 
@@ -86,7 +86,11 @@ def test_warm_kernels_can_be_turned_off(tmp_path, monkeypatch):
             await km.shutdown_kernel(now=True)
 
     zygote, cmd = asyncio.run(start())
-    assert zygote is None and "bertlab_grader.warm.stub" not in cmd and "bwrap" in " ".join(cmd)
+    assert (
+        zygote is None
+        and "bertlab_grader.sandbox.warm.stub" not in cmd
+        and "bwrap" in " ".join(cmd)
+    )
 
 
 def test_the_zygote_serves_only_processes_outside_its_sandbox():
@@ -119,7 +123,7 @@ def test_the_stub_and_the_zygote_import_the_standard_library_only():
     """The stub starts once per notebook and the zygote forks every kernel: importing either (and
     the packages above them) pulls in no third-party module, so neither costs an import a kernel
     does not ask for."""
-    statement = "import bertlab_grader.warm.stub, bertlab_grader.warm.zygote"
+    statement = "import bertlab_grader.sandbox.warm.stub, bertlab_grader.sandbox.warm.zygote"
     assert third_party_imports(statement) == []
 
 

@@ -29,7 +29,8 @@ import signal
 import threading
 from pathlib import Path
 
-PAGE = os.sysconf("SC_PAGE_SIZE")
+from bertlab_grader.sandbox.procfs import folder_use, kill_all, process_tree, resident_bytes
+
 MEMORY_ENV, PROCESSES_ENV, THREADS_ENV = (
     "BERTLAB_KERNEL_MEMORY_MB",
     "BERTLAB_KERNEL_PROCESSES",
@@ -69,71 +70,6 @@ def hard_caps() -> str:
     return f"memory and processes: polled five times a second only ({problem})"
 
 
-def process_tree(root: int, threads: dict[int, int] | None = None) -> list[int]:
-    """``root`` and every process descended from it, read from ``/proc``. If ``threads`` is a
-    dict, it receives each process's thread count (``num_threads``, the 20th field of its stat)."""
-    children: dict[int, list[int]] = {}
-    counts: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (
-                (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            )  # the name may hold spaces
-        except OSError:
-            continue  # it ended meanwhile
-        children.setdefault(int(fields[1]), []).append(int(entry.name))
-        counts[int(entry.name)] = int(fields[17])
-    tree, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        tree.append(pid)
-        todo += children.get(pid, [])
-    if threads is not None:
-        threads.update({pid: counts[pid] for pid in tree if pid in counts})
-    return tree
-
-
-def kill_all(pids: list[int]) -> None:
-    """SIGKILL every process in ``pids``; one already gone is skipped."""
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-
-
-def resident_bytes(pids: list[int]) -> int:
-    total = 0
-    for pid in pids:
-        try:
-            total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE
-        except (OSError, IndexError, ValueError):
-            pass
-    return total
-
-
-def folder_use(folder: Path, most_files: int = 10_000) -> tuple[int, int]:
-    """(bytes on disk, files) under ``folder``; counting stops past ``most_files`` files."""
-    used, files, todo = 0, 0, [str(folder)]
-    while todo and files <= most_files:
-        try:
-            entries = list(os.scandir(todo.pop()))
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    todo.append(entry.path)
-                else:
-                    files += 1
-                    used += entry.stat(follow_symlinks=False).st_blocks * 512
-            except OSError:
-                pass
-    return used, files
-
-
 class KernelWatch:
     """Watch one kernel's process tree; kill it when over a cap. ``reason`` says why it was killed."""
 
@@ -150,7 +86,7 @@ class KernelWatch:
         disk: tuple[Path, int] | None = None,
     ):
         """Watch ``pid`` and its descendants, except the processes in ``exclude`` (neither counted
-        nor killed; a warm kernel's zygote, :mod:`bertlab_grader.warm`). ``group``: a process
+        nor killed; a warm kernel's zygote, :mod:`bertlab_grader.sandbox.warm`). ``group``: a process
         group to kill first (default: ``pid``'s own, if it leads one and nothing is excluded).
         ``cgroup``: the kernel's :class:`bertlab_grader.sandbox.cgroup.KernelCgroup`, whose hard
         caps stand behind the poll; its OOM kill is a reason too. ``disk``: (a folder on the

@@ -12,7 +12,7 @@ import json
 import socket
 from pathlib import Path
 
-from bertlab_grader.kernel_limits import process_tree
+from bertlab_grader.sandbox.procfs import process_tree
 
 #: the zygote's first line on stdout, then JSON: {"failed": imports that failed}
 READY = "bertlab-warm-kernel-ready"

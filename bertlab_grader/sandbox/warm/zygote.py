@@ -1,14 +1,14 @@
 """The warm-kernel zygote: inside its sandbox, it imports once and forks a kernel per request.
 
-``python -m bertlab_grader.warm.zygote CONTROL LIFELINE_FD [MODULE ...]`` imports the
+``python -m bertlab_grader.sandbox.warm.zygote CONTROL LIFELINE_FD [MODULE ...]`` imports the
 modules (the course's ``c.Sandbox.warm_imports``, passed on its command line) and
-:data:`KERNEL_IMPORTS`, prints :data:`bertlab_grader.warm.protocol.READY` with the imports that
+:data:`KERNEL_IMPORTS`, prints :data:`bertlab_grader.sandbox.warm.protocol.READY` with the imports that
 failed, then listens on the Unix socket ``CONTROL`` for the
-grader's stubs (:mod:`bertlab_grader.warm.stub`), one kernel at a time: it forks the child, which
+grader's stubs (:mod:`bertlab_grader.sandbox.warm.stub`), one kernel at a time: it forks the child, which
 becomes the kernel a fresh ``python -m ipykernel_launcher`` would be, and reports its exit status.
 Before each fork and after each kernel it kills every other process of its sandbox and empties
 ``/tmp`` and ``/dev/shm``. It exits when the grader's end of ``LIFELINE_FD`` closes. Started by
-:class:`bertlab_grader.warm.pool.Zygote`; the standard library and the grader's kernel-side modules
+:class:`bertlab_grader.sandbox.warm.pool.Zygote`; the standard library and the grader's kernel-side modules
 only, besides what it warms.
 """
 
@@ -24,8 +24,8 @@ import sys
 import time
 from pathlib import Path
 
-from bertlab_grader.kernel_limits import kill_all
-from bertlab_grader.warm.protocol import READY, receive, send
+from bertlab_grader.sandbox.procfs import kill_all
+from bertlab_grader.sandbox.warm.protocol import READY, receive, send
 
 #: What the zygote imports before it forks besides the course's modules: the kernel itself.
 #: A module that fails to import is left out (the grader logs it).
@@ -280,7 +280,7 @@ def serve(
 def main(argv: list[str]) -> int:
     if len(argv) < 2:
         print(
-            "usage: python -m bertlab_grader.warm.zygote CONTROL_SOCKET LIFELINE_FD [MODULE ...]",
+            "usage: python -m bertlab_grader.sandbox.warm.zygote CONTROL_SOCKET LIFELINE_FD [MODULE ...]",
             file=sys.stderr,
         )
         return 2

@@ -1,6 +1,6 @@
 """The grader's side of warm kernels: one zygote per grader process, started on first use.
 
-:class:`Zygote` starts ``python -m bertlab_grader.warm.zygote`` in a sandbox of its own
+:class:`Zygote` starts ``python -m bertlab_grader.sandbox.warm.zygote`` in a sandbox of its own
 (:func:`bertlab_grader.sandbox.bwrap.sandbox_command`), keeps a pipe to it (its lifeline), and kills
 whatever a kernel left in that sandbox before the next one starts. :func:`zygote_for` is what
 :class:`bertlab_grader.sandbox.manager.SandboxedKernelManager` asks for a zygote; it returns None,
@@ -19,9 +19,9 @@ import sys
 import time
 from pathlib import Path
 
-from bertlab_grader.kernel_limits import kill_all, process_tree
+from bertlab_grader.sandbox.procfs import kill_all, process_tree
 from bertlab_grader.sandbox.bwrap import bwrap_path, sandbox_command
-from bertlab_grader.warm.protocol import READY, ns_pids
+from bertlab_grader.sandbox.warm.protocol import READY, ns_pids
 
 ENV_VAR = (
     "BERTLAB_WARM_KERNEL"  # "on" (the default) or "off": the default of c.Sandbox.warm_kernels

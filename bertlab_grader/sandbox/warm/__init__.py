@@ -13,26 +13,26 @@ become an ordinary Jupyter kernel that jupyter_client can interrupt, watch and k
 
 How the parts meet, one module each (three programs, in three processes, and how they talk):
 
-- :mod:`~bertlab_grader.warm.protocol`: one JSON object per line over a Unix socket, file
+- :mod:`~bertlab_grader.sandbox.warm.protocol`: one JSON object per line over a Unix socket, file
   descriptors beside it, and the PID of a process of the sandbox as the grader sees it;
-- :class:`~bertlab_grader.warm.pool.Zygote` (in the grader, :mod:`~bertlab_grader.warm.pool`)
-  starts ``python -m bertlab_grader.warm.zygote`` in a
+- :class:`~bertlab_grader.sandbox.warm.pool.Zygote` (in the grader, :mod:`~bertlab_grader.sandbox.warm.pool`)
+  starts ``python -m bertlab_grader.sandbox.warm.zygote`` in a
   sandbox whose writable folder is the zygote's own scratch folder, with the course's private
   folders hidden, no network and no capabilities, and keeps a pipe to it: when the grader
   ends, however it ends, the zygote reads end-of-file and exits, and the sandbox with it.
-- jupyter_client's kernel process is a small *stub* (:mod:`~bertlab_grader.warm.stub`, the
+- jupyter_client's kernel process is a small *stub* (:mod:`~bertlab_grader.sandbox.warm.stub`, the
   standard library only): it hands the zygote the kernel's command line, environment, connection file and its
   own stdin, stdout and stderr over a Unix socket, forwards the signals jupyter_client sends
   (an interrupt is SIGINT), and exits with the kernel's exit status. If the stub is killed, the
   zygote kills the kernel.
-- The zygote (:mod:`~bertlab_grader.warm.zygote`, the standard library only) serves one kernel
+- The zygote (:mod:`~bertlab_grader.sandbox.warm.zygote`, the standard library only) serves one kernel
   at a time. Before each fork and after each kernel ends it kills
   every other process in its sandbox and empties ``/tmp`` and ``/dev/shm``; the grader also
-  kills whatever is left before the next kernel (:meth:`~bertlab_grader.warm.pool.Zygote.clear`), so nothing one
+  kills whatever is left before the next kernel (:meth:`~bertlab_grader.sandbox.warm.pool.Zygote.clear`), so nothing one
   submission leaves behind (a daemon, an IPython startup file) meets the next. The zygote is
   not dumpable, so a kernel cannot trace it or read its memory; a kernel that kills it only
   makes the next kernel start cold while a new zygote starts.
-- The memory, process and thread caps (:class:`bertlab_grader.kernel_limits.KernelWatch`)
+- The memory, process and thread caps (:class:`bertlab_grader.sandbox.limits.KernelWatch`)
   watch everything in the sandbox except the zygote itself.
 
 ``c.Sandbox.warm_kernels = False`` (or ``BERTLAB_WARM_KERNEL=off``) starts every kernel cold (as

@@ -1,7 +1,7 @@
 """The warm kernel's stub: the process jupyter_client starts as the kernel.
 
-``python -m bertlab_grader.warm.stub --control SOCKET --slot FOLDER --init-pid PID -- PYTHON -m
-ipykernel_launcher -f FILE ...`` asks the zygote (:mod:`bertlab_grader.warm.zygote`) behind
+``python -m bertlab_grader.sandbox.warm.stub --control SOCKET --slot FOLDER --init-pid PID -- PYTHON -m
+ipykernel_launcher -f FILE ...`` asks the zygote (:mod:`bertlab_grader.sandbox.warm.zygote`) behind
 ``SOCKET`` to fork the kernel that command line would start, handing it the stub's own stdin,
 stdout and stderr; writes the kernel's PID (as seen from outside the sandbox) into
 ``FOLDER/kernel.pid``, where :class:`bertlab_grader.sandbox.manager.SandboxedKernelManager` reads
@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from bertlab_grader.warm.protocol import outer_pid, receive, send
+from bertlab_grader.sandbox.warm.protocol import outer_pid, receive, send
 
 
 def stub(control: str, slot: str, init_pid: int, cmd: list[str]) -> int:
@@ -81,7 +81,7 @@ def stub(control: str, slot: str, init_pid: int, cmd: list[str]) -> int:
 def main(argv: list[str]) -> int:
     if "--" not in argv:
         print(
-            "usage: python -m bertlab_grader.warm.stub --control SOCKET --slot FOLDER --init-pid PID "
+            "usage: python -m bertlab_grader.sandbox.warm.stub --control SOCKET --slot FOLDER --init-pid PID "
             "-- PYTHON -m ipykernel_launcher -f FILE ...",
             file=sys.stderr,
         )

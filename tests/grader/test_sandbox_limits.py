@@ -1,4 +1,4 @@
-"""bertlab_grader.kernel_limits: a process tree over its memory or process cap is killed, and says why."""
+"""bertlab_grader.sandbox.limits: a process tree over its memory or process cap is killed, and says why."""
 
 import subprocess
 import sys
@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from bertlab_grader import kernel_limits
-from bertlab_grader.kernel_limits import KernelWatch
+from bertlab_grader.sandbox import limits
+from bertlab_grader.sandbox.limits import KernelWatch
 
 
 def run_watched(
@@ -76,10 +76,10 @@ def test_an_honest_process_under_the_caps_is_left_alone():
 
 
 def test_caps_come_from_the_environment(monkeypatch):
-    monkeypatch.setenv(kernel_limits.MEMORY_ENV, "100")
-    monkeypatch.setenv(kernel_limits.PROCESSES_ENV, "0")
-    monkeypatch.setenv(kernel_limits.THREADS_ENV, "7")
-    assert kernel_limits.caps() == (100 * 2**20, 0, 7)
-    monkeypatch.setenv(kernel_limits.MEMORY_ENV, "lots")
+    monkeypatch.setenv(limits.MEMORY_ENV, "100")
+    monkeypatch.setenv(limits.PROCESSES_ENV, "0")
+    monkeypatch.setenv(limits.THREADS_ENV, "7")
+    assert limits.caps() == (100 * 2**20, 0, 7)
+    monkeypatch.setenv(limits.MEMORY_ENV, "lots")
     with pytest.raises(ValueError, match="whole number"):
-        kernel_limits.caps()
+        limits.caps()
