@@ -23,7 +23,7 @@ from bertlab_grader.feedback_redaction import (
     PRINTED_KEY,
     error_output,
 )
-from bertlab_grader.tests_kernel import BIND, SERVE, free_names, rendezvous, stop_serving
+from bertlab_grader.tests_kernel import BIND, Serving, free_names, rendezvous
 
 
 class TestCells:
@@ -55,8 +55,12 @@ class TestCells:
             ]
             return cell, resources
         socket, _ = rendezvous(self.km)
-        serving = self.kc.execute(SERVE.format(path=str(socket)), silent=True, store_history=False)
+        serving = Serving(self.kc, self.km, str(socket))
         try:
+            if not run_sync(serving.started)():
+                why = "the submission's kernel does not serve the tests' calls (its notebook stopped it)"
+                cell.outputs = [error_output("SubmissionError", why, cell)]
+                return cell, resources
             bound = run_sync(self._tests.run)(BIND.format(names=names), self.call_timeout + 30)
             if bound.get("status") == "ok":
                 with self._tests.swap_into(self):
@@ -75,10 +79,10 @@ class TestCells:
             run_sync(self._end_serving)(serving, cell, index)
         return cell, resources
 
-    async def _end_serving(self, serving: str, cell, index: int) -> None:
+    async def _end_serving(self, serving: Serving, cell, index: int) -> None:
         """The student's kernel stops serving (interrupted, then stopped, if it does not); what it
         printed meanwhile is kept; if it died, this cell and every later one score 0."""
-        text = await stop_serving(self.kc, self.km, serving, self.interrupt_grace, self.log)
+        text = await serving.stop(self.interrupt_grace, self.log)
         if text:
             cell.metadata[PRINTED_KEY] = text
             if HIDDEN_MARKER not in cell.source:

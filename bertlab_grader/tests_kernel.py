@@ -28,6 +28,8 @@ from bertlab_grader import answer_key
 _TESTS_SIDE = "__import__('bertlab_grader.crossing.tests_side', fromlist=['bind'])"
 #: Run (silently) in the student's kernel when it starts: what serving needs, imported before any cell.
 PREPARE = "__import__('bertlab_grader.crossing.student_side', fromlist=['prepare']).prepare()"
+#: What the student's kernel prints (to its own request's output) once it listens for the calls.
+READY = "\x00bertlab: serving\x00"
 #: Run (silently) in the student's kernel before each test cell: serve its calls until the cell ends.
 SERVE = "__import__('bertlab_grader.crossing.student_side', fromlist=['serve']).serve({path!r}, globals())"
 #: Run once in the tests' kernel: where the student's kernel serves, and the caps of a call.
@@ -180,50 +182,78 @@ class TestsKernel:
             shutil.rmtree(self.folder, ignore_errors=True)
 
 
-async def serving_reply(kc, km, serving: str, timeout: float, printed: list[str]):
-    """The reply to the serve request ``serving`` from the student's kernel (None if none comes in
-    ``timeout`` seconds), reading what the kernel printed meanwhile into ``printed``."""
-    from queue import Empty
+class Serving:
+    """The student's kernel serving one test cell's calls (:data:`SERVE`, a silent execute):
+    whether it started (:data:`READY`, which it prints once it listens), what it printed meanwhile,
+    and its end. Without it a kernel rigged to run nothing (an input transformer that blanks every
+    cell) would keep each test waiting for a connection."""
 
-    deadline, reply, idle = time.monotonic() + timeout, None, False
-    while time.monotonic() < deadline and not (reply is not None and idle):
-        if reply is None:
+    def __init__(self, kc, km, path: str):
+        self.kc, self.km = kc, km
+        self.msg_id = kc.execute(SERVE.format(path=path), silent=True, store_history=False)
+        self.reply, self.ready, self.idle = None, False, False
+        self.printed: list[str] = []
+
+    async def _read(self, timeout: float) -> None:
+        """Read what has come from the kernel for this request, waiting at most ``timeout`` for
+        its reply."""
+        from queue import Empty
+
+        if self.reply is None:
             try:
-                msg = await ensure_async(kc.shell_channel.get_msg(timeout=0.02))
-                if msg.get("parent_header", {}).get("msg_id") == serving:
-                    reply, deadline = msg, min(deadline, time.monotonic() + 2)  # its last outputs
+                msg = await ensure_async(self.kc.shell_channel.get_msg(timeout=timeout))
+                if msg.get("parent_header", {}).get("msg_id") == self.msg_id:
+                    self.reply = msg
             except Empty:
-                if not await ensure_async(km.is_alive()):
-                    return None
+                pass
         while True:
             try:
-                msg = await ensure_async(kc.iopub_channel.get_msg(timeout=0))
+                msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=0))
             except Empty:
-                break
-            if msg.get("parent_header", {}).get("msg_id") != serving:
+                return
+            if msg.get("parent_header", {}).get("msg_id") != self.msg_id:
                 continue
             content = msg.get("content", {})
-            if msg.get("msg_type") == "stream" and sum(map(len, printed)) < PRINTED_CHARS:
-                printed.append(str(content.get("text", "")))
+            if msg.get("msg_type") == "stream":
+                text = str(content.get("text", ""))
+                if READY in text:
+                    self.ready, text = True, text.replace(READY, "")
+                if text and sum(map(len, self.printed)) < PRINTED_CHARS:
+                    self.printed.append(text)
             elif msg.get("msg_type") == "status" and content.get("execution_state") == "idle":
-                idle = True
-    return reply
+                self.idle = True
 
+    async def started(self, timeout: float = 30) -> bool:
+        """Whether the kernel serves (it said so before its request ended)."""
+        deadline = time.monotonic() + timeout
+        while not self.ready and self.reply is None and time.monotonic() < deadline:
+            await self._read(0.01)
+            if not self.ready and self.reply is None and not await ensure_async(self.km.is_alive()):
+                return False
+        await self._read(0)
+        return self.ready
 
-async def stop_serving(kc, km, serving: str, grace: float, log) -> str:
-    """Wait for the student's kernel to stop serving after a test cell: interrupt it if it has not
-    within 10 s, stop it if it then ignores the interrupt for ``grace`` seconds. What it printed."""
-    printed: list[str] = []
-    reply = await serving_reply(kc, km, serving, 10, printed)
-    if reply is None and await ensure_async(km.is_alive()):
-        log.warning("The submission's kernel kept running after a test cell: interrupting it")
-        await ensure_async(km.interrupt_kernel())
-        reply = await serving_reply(kc, km, serving, grace, printed)
-        if reply is None:
-            why = f"it kept running after the tests and ignored the interrupt for {grace} s"
-            watch = getattr(km, "watch", None)
-            if watch is not None:
-                watch.kill(why)
-            else:
-                await ensure_async(km.shutdown_kernel(now=True))
-    return "".join(printed)[:PRINTED_CHARS]
+    async def _ended(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and not (self.reply is not None and self.idle):
+            await self._read(0.02)
+            if self.reply is not None:
+                deadline = min(deadline, time.monotonic() + 2)  # then its last outputs
+            elif not await ensure_async(self.km.is_alive()):
+                return False
+        return self.reply is not None
+
+    async def stop(self, grace: float, log) -> str:
+        """Wait for the serving to end after the test cell: interrupt the kernel if it has not within
+        10 s, stop it if it then ignores the interrupt for ``grace`` seconds. What it printed."""
+        if not await self._ended(10) and await ensure_async(self.km.is_alive()):
+            log.warning("The submission's kernel kept running after a test cell: interrupting it")
+            await ensure_async(self.km.interrupt_kernel())
+            if not await self._ended(grace):
+                why = f"it kept running after the tests and ignored the interrupt for {grace} s"
+                watch = getattr(self.km, "watch", None)
+                if watch is not None:
+                    watch.kill(why)
+                else:
+                    await ensure_async(self.km.shutdown_kernel(now=True))
+        return "".join(self.printed)[:PRINTED_CHARS]

@@ -42,6 +42,8 @@ from bertlab_grader.crossing.received import _cache, _handles, keep
 
 _grads: dict[int, tuple[list, list]] = {}  # a backward handle -> (outputs, inputs)
 _listener: list = []  # the bound socket, kept for the kernel's life
+#: Printed once the kernel listens: bertlab_grader.tests_kernel.READY.
+READY = "\x00bertlab: serving\x00"
 
 
 def prepare() -> None:
@@ -263,13 +265,8 @@ def _watch_interrupts(sock: socket.socket, calling: threading.Event) -> None:
             signal.pthread_kill(main, signal.SIGINT)
 
 
-def _accept_two(path: str) -> tuple[socket.socket, socket.socket]:
+def _accept_two() -> tuple[socket.socket, socket.socket]:
     """The tests' two connections, by the role each names first."""
-    if not _listener:
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(path)
-        listener.listen(4)
-        _listener.append(listener)
     roles = {}
     while len(roles) < 2:
         conn, _ = _listener[0].accept()
@@ -285,7 +282,14 @@ def _accept_two(path: str) -> tuple[socket.socket, socket.socket]:
 def serve(path: str, namespace: dict) -> None:
     """Serve one test cell's requests on the Unix socket ``path`` with the student's ``namespace``,
     until the tests' side says the cell ended (or closes the connection)."""
-    calls, interrupts = _accept_two(path)
+    if not _listener:
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(path)
+        listener.listen(4)
+        _listener.append(listener)
+    sys.stdout.write(READY)  # the grader now lets the tests' kernel connect
+    sys.stdout.flush()
+    calls, interrupts = _accept_two()
     calling = threading.Event()
     watcher = threading.Thread(target=_watch_interrupts, args=(interrupts, calling), daemon=True)
     watcher.start()

@@ -257,7 +257,7 @@ def test_hostile_submissions_score_what_their_honest_content_deserves(graded):
     assignment, course, _, hostile = graded
     rigged = course_fixture.scores(course, assignment, "hostile-rigged-kernel")
     assert total(rigged)[0] == 0, f"{assignment}: a rigged kernel earned {total(rigged)}"
-    assert "could not reach the submission" in autograded_outputs(
+    assert "does not serve the tests" in autograded_outputs(
         course, assignment, "hostile-rigged-kernel"
     )
     kept = hostile["kept"]

@@ -403,7 +403,7 @@ def test_a_kernel_that_does_not_serve_the_tests_is_named_in_the_feedback(course)
     html = (
         path / "autograder" / "feedback" / "rig-blank-cells" / ASSIGNMENT / f"{ASSIGNMENT}.html"
     ).read_text()
-    assert "SubmissionError" in html and "could not reach the submission" in html
+    assert "SubmissionError" in html and "does not serve the tests" in html
 
 
 def test_feedback_quotes_no_hidden_test(course):
