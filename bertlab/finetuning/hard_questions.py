@@ -13,7 +13,14 @@ systems"):
   training ("What kind of thing is trout?");
 - **distractor**: another entry of the paragraph gets a clause naming the asked word
   (:data:`DISTRACTOR_CLAUSES`, "..., not to be confused with trout.") and is moved before
-  the asked entry, so the first entry that mentions the word is the wrong one.
+  the asked entry, so the first entry that mentions the word is the wrong one;
+- **described**: the question names no entry; it quotes the asked entry's definition instead
+  (:data:`DESCRIBED_QUESTION`, "What is the thing defined as found in cold streams a kind of?"),
+  so a rule that looks for the asked *name* finds nothing, while a reader (or a rule) that
+  matches the question's words against the entries' definitions can still answer;
+- **short**: every definition is cut to its first :data:`SHORT_WORDS` words, the layout of
+  Chapter 5c's hand-written probe ("trout: a kind of fish; found in cold streams."), so that
+  what the reader does on the probe's three questions is measured on every held-out row.
 
 The label does not change: the asked entry is untouched, so its hypernym is still the answer,
 and the new clause says nothing about what the asked word is a kind of. ``answer_start`` is
@@ -35,6 +42,8 @@ PARAPHRASES = [
     "{word} is a kind of what?",
     "Which broader class does {word} belong to?",
 ]
+DESCRIBED_QUESTION = "What is the thing defined as {definition} a kind of?"
+SHORT_WORDS = 3
 DISTRACTOR_CLAUSES = [
     "not to be confused with {word}",
     "often compared with {word}",
@@ -42,7 +51,11 @@ DISTRACTOR_CLAUSES = [
 ]
 _QUESTION_FORMS = [
     re.compile("^" + re.escape(form).replace(re.escape("{word}"), "(.+)") + "$")
-    for form in [TRAINED_QUESTION, *PARAPHRASES]
+    for form in [
+        DESCRIBED_QUESTION.replace("{definition}", "{word}"),  # before the trained form
+        TRAINED_QUESTION,
+        *PARAPHRASES,
+    ]
 ]
 
 
@@ -54,7 +67,8 @@ def entries(context: str) -> list[tuple[str, str, str]]:
 
 
 def asked_word(question: str) -> str:
-    """The word a question asks about, for any of the question forms of this module."""
+    """The word a question asks about, for any of the question forms of this module (for a
+    described question, the definition it quotes)."""
     for form in _QUESTION_FORMS:
         found = form.match(question)
         if found:
@@ -64,7 +78,14 @@ def asked_word(question: str) -> str:
     )
 
 
-def rewrite(row: dict, paraphrase: bool, distractor: bool) -> dict:
+def definition(sentence: str) -> str:
+    """The definition of an entry's sentence: the words after its "; ", without the full stop."""
+    return sentence.split("; ", 1)[1].rstrip(".")
+
+
+def rewrite(
+    row: dict, paraphrase: bool, distractor: bool, described: bool = False, short: bool = False
+) -> dict:
     """One held-out row rewritten (see the module docstring); the same fields as the shipped rows,
     plus ``asked_position`` (0, 1 or 2: where the asked entry now stands)."""
     rng = random.Random(f"{row['id']}-{paraphrase}-{distractor}")
@@ -76,6 +97,11 @@ def rewrite(row: dict, paraphrase: bool, distractor: bool) -> dict:
         )
     asked = next(i for i, (w, _, _) in enumerate(found) if w == word)
     sentences = [s for _, _, s in found]
+    if short:
+        sentences = [
+            f"{w}: a kind of {kind}; {' '.join(definition(s).split()[:SHORT_WORDS])}."
+            for w, kind, s in found
+        ]
     order = [0, 1, 2]
     if distractor:
         other = rng.choice([i for i in range(3) if i != asked])
@@ -91,6 +117,8 @@ def rewrite(row: dict, paraphrase: bool, distractor: bool) -> dict:
         order[order.index(None)] = rest[0]
     context = " ".join(sentences[i] for i in order)
     question = rng.choice(PARAPHRASES).format(word=word) if paraphrase else row["question"]
+    if described:
+        question = DESCRIBED_QUESTION.format(definition=definition(sentences[asked]))
     start = context.index(sentences[asked]) + len(f"{word}: a kind of ")
     if context[start : start + len(row["answer"])] != row["answer"]:
         raise AssertionError(f"row {row['id']}: the answer moved: {context!r}")
@@ -104,12 +132,15 @@ def rewrite(row: dict, paraphrase: bool, distractor: bool) -> dict:
 
 
 def hard_sets(rows: list[dict]) -> dict[str, list[dict]]:
-    """The rows as trained, and the three rewrites: paraphrased, with a distractor, and both."""
+    """The rows as trained and five rewrites: paraphrased, with a distractor, both, described
+    by the definition instead of named, and with short definitions."""
     return {
         "as trained": [rewrite(r, False, False) for r in rows],
         "paraphrased": [rewrite(r, True, False) for r in rows],
         "distractor": [rewrite(r, False, True) for r in rows],
         "paraphrased + distractor": [rewrite(r, True, True) for r in rows],
+        "described, not named": [rewrite(r, False, False, described=True) for r in rows],
+        "short definitions": [rewrite(r, False, False, short=True) for r in rows],
     }
 
 
@@ -120,8 +151,9 @@ def question_blind(row: dict) -> list[str]:
 
 
 def first_mention_rule(row: dict) -> str:
-    """String matching: the hypernym of the first entry whose text contains the asked word."""
-    word = re.compile(rf"\b{re.escape(asked_word(row['question']))}\b")
+    """String matching: the hypernym of the first entry whose text contains the question's
+    subject (the asked word, or the definition a described question quotes)."""
+    word = re.compile(rf"(?<!\w){re.escape(asked_word(row['question']))}(?!\w)")
     return next(
         (kind for _, kind, sentence in entries(row["context"]) if word.search(sentence)), ""
     )
