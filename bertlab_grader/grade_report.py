@@ -25,7 +25,7 @@ from bertlab_grader import layout
 FLAGS = {
     "GradingIntegrityError": "the course's own code handed in: a test did not count",
     "KernelDied": "kernel died: later cells scored 0",
-    "SubmissionError": "the submission's kernel did not answer the tests",
+    "SubmissionError": "the submission's kernel did not serve the tests' calls",
     "TestsKernelError": "the tests' kernel could not run a set-up cell",
     "CellTimeoutError": "a cell ran past its time limit and was interrupted",
 }

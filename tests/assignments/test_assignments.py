@@ -345,7 +345,7 @@ def test_grades_export(graded):
     assert report["solution"]["score"] == report["solution"]["max_score"] > 0
     assert report["stub"]["score"] == 0
     assert not report["solution"]["flags"], report["solution"]
-    assert "kernel rigged" in report["hostile-rigged-kernel"]["flags"], report[
+    assert "did not serve the tests" in report["hostile-rigged-kernel"]["flags"], report[
         "hostile-rigged-kernel"
     ]
 
