@@ -142,12 +142,18 @@ _sent = SentOnce()
 _tests_objects: dict[int, object] = {}  # the test's objects the student's side holds by number
 
 
+#: Types that always pickle as themselves.
+PLAIN = frozenset({int, float, str, bytes, bool, type(None), complex, range, slice})
+
+
 class _Pickler(pickle.Pickler):
     def __init__(self, file, installing=None, installs=None, used=None):
         super().__init__(file, protocol=5)
         self.installing, self.installs, self.used = installing, installs, used
 
     def persistent_id(self, obj):
+        if obj.__class__ in PLAIN:  # most of what a test passes: no question to ask
+            return None
         if isinstance(obj, StudentObject):
             return ("student", object.__getattribute__(obj, "_number"))
         if obj is self.installing:

@@ -125,10 +125,12 @@ class Channel:
             if op == "lookup":
                 self.lookup(self.load(body))
             elif op == "call":
-                prelude = int(head.get("prelude") or 0)
+                prelude, state = int(head.get("prelude") or 0), int(head.get("state") or 0)
                 if prelude:
                     self.prepare(self.load(body[:prelude]))
-                self.call(head, self.load(body[prelude:]))
+                request = self.load(body[prelude + state :])
+                request["state"] = self.load(body[prelude : prelude + state]) if state else {}
+                self.call(head, request)
             elif op == "getattr":
                 obj, name = _handles[head["id"]], str(head.get("name", ""))
                 encoder = values.Encoder(keep)
@@ -313,3 +315,4 @@ def serve(path: str, namespace: dict) -> None:
     finally:
         calls.close()
         interrupts.close()
+        _grads.clear()  # a backward pass crosses only within its own test cell

@@ -28,6 +28,7 @@ here. Each call waits at most ``call_timeout`` seconds; an abort (the cell's tim
 from __future__ import annotations
 
 import builtins
+import pickle
 import sys
 import time
 import warnings
@@ -153,11 +154,7 @@ class Channel:
             state.update(torch=torch.get_rng_state(), grad=torch.is_grad_enabled())
         if "numpy" in sys.modules:
             state["numpy"] = sys.modules["numpy"].random.get_state()
-        payload = dumps(
-            {"args": list(args), "kwargs": dict(kwargs), "state": state},
-            installs=installs,
-            used=used,
-        )
+        payload = dumps({"args": list(args), "kwargs": dict(kwargs)}, installs=installs, used=used)
         hooks = {}
         for key in used:
             entry = _sent.entries.get(key)
@@ -168,10 +165,11 @@ class Channel:
             ):
                 hooks[entry[1]] = _sent.hooks(entry[0]())
         request = dumps({"installs": installs, "hooks": hooks}) if installs or hooks else b""
+        plain = pickle.dumps(state, protocol=5)  # plain data: the C pickler alone
         started = time.monotonic()
         head, body = self.request(
-            {"op": "call", "id": number, "prelude": len(request)},
-            request + payload,
+            {"op": "call", "id": number, "prelude": len(request), "state": len(plain)},
+            request + plain + payload,
             timeout=settings["call_timeout"],
         )
         _report["calls"] += 1

@@ -30,9 +30,11 @@ class WireError(Exception):
 def send(sock: socket.socket, header: dict, body: bytes | bytearray | memoryview = b"") -> None:
     """One frame: ``header`` as JSON, then ``body``."""
     head = json.dumps(header, separators=(",", ":")).encode()
+    if len(body) < 2**20:  # one write for a small frame
+        sock.sendall(b"".join([FRAME.pack(len(head), len(body)), head, body]))
+        return
     sock.sendall(FRAME.pack(len(head), len(body)) + head)
-    if len(body):
-        sock.sendall(body)
+    sock.sendall(body)
 
 
 def _read(sock: socket.socket, size: int, deadline: float | None) -> bytes | None:
