@@ -6,9 +6,11 @@ itself on small fixture notebooks): one scratch copy, one ``nbgrader autograde``
 submission below, one trick per submission; the resource cases (time, output, network) in a
 second copy, graded in parallel (``test_hostile_resources.py``). Only the tricks aimed at the
 course's own tests are graded on the course (ps00, the quickest to grade, in a third scratch
-course: ``test_hostile_course_tests.py``): torch and its oracles rigged (``torch.equal``,
-``Tensor.__eq__``, ``pad_sequence``), the course package's own function handed in, and a function
-that prints the hidden test cell calling it. The three share ``hostile_checks.py``. (Every assignment's round trip in
+course: ``test_hostile_course_tests.py``): torch and the functions tests compare with rigged
+(``torch.equal``, ``Tensor.__eq__``, ``pad_sequence``), the course package's own function handed
+in, and a function that tries to print the hidden test cell calling it. The three share
+``hostile_checks.py``; the tricks aimed at the boundary between the student's kernel and the tests'
+kernel are ``test_grading_secrecy.py``'s. (Every assignment's round trip in
 ``tests/assignments/test_assignments.py`` meets most of them too, packed into its five hostile
 submissions: a rigged kernel, a memory bomb, a process bomb, a kernel that kills itself, the
 network, 200 MB of output, an endless loop, a 10-minute sleep that ignores the interrupt,
@@ -17,7 +19,7 @@ tricks' code is shared, in ``hostile_tricks.py``.) Each hostile
 submission pairs a known trick with implementations that fail every test, so any point it
 earns is a point the trick stole. The honest submissions (the reference solution; with harmless
 extra cells that plot, seed and silence warnings; with 5 MB of output; with a test cell copied
-and pasted, its grade id and all) must keep full marks: the guard must not punish normal work.
+and pasted, its grade id and all) must keep full marks: the grader must not punish normal work.
 
 The tricks, and what stops them:
 - rig the kernel (blank or rewrite cells, drop asserts, swallow or hide errors, replace
@@ -139,7 +141,7 @@ for pid in filter(str.isdigit, os.listdir("/proc")):
 """,
     # A grader that forks each kernel from one warm process (bertlab_grader.sandbox.warm) must let
     # nothing of one kernel meet the next: this one leaves a daemon that keeps writing an IPython
-    # startup file that blanks every cell (it would run before the guard's first fingerprint), and
+    # startup file that blanks every cell (it would run before the kernel serves the tests), and
     # asks the zygote for a kernel of its own; the next student ("...-victim", wrong work) must score 0.
     "rig-the-next-kernel": """
 import glob, json, os, socket, time
