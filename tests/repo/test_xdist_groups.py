@@ -27,7 +27,8 @@ def test_three(built): pass
 
 
 def test_a_module_fixture_is_built_once_per_value_across_two_workers(tmp_path):
-    shutil.copy(Path(__file__).parents[1] / "conftest.py", tmp_path / "conftest.py")
+    for helper in ("conftest.py", "required.py"):  # the conftest imports required
+        shutil.copy(Path(__file__).parents[1] / helper, tmp_path / helper)
     (tmp_path / "test_suite.py").write_text(SUITE)
     setups = tmp_path / "setups.txt"
     done = subprocess.run(
