@@ -39,12 +39,12 @@ PAGES = [
 ]
 
 
-def code_cells(page: Path) -> list[str]:
-    """The Python source of every code cell of a MyST page (cell options and magics left out)."""
+def code_cells(page: Path | str) -> list[str]:
+    """The Python source of every code cell of a MyST page, given its path or its text (cell
+    options and magics left out)."""
+    text = page.read_text() if isinstance(page, Path) else page
     found = []
-    for body in re.findall(
-        r"^```\{code-cell\}[^\n]*\n(.*?)^```", page.read_text(), flags=re.S | re.M
-    ):
+    for body in re.findall(r"^```\{code-cell\}[^\n]*\n(.*?)^```", text, flags=re.S | re.M):
         lines = body.split("\n")
         if lines[0].strip() == "---":  # a YAML block of cell options
             lines = lines[lines.index("---", 1) + 1 :]
