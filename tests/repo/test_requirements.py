@@ -31,6 +31,7 @@ NOT_FOR_STUDENTS = [
     "distributed",
     "dask",
     "psycopg2-binary",
+    "copydetect",
     "playwright",
     "pytest",
     "pytest-xdist",
