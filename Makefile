@@ -23,7 +23,7 @@ ASSIGNMENTS := $(sort $(notdir $(wildcard solutions/ps*)))
 ASSIGNMENT ?= $(lastword $(ASSIGNMENTS))
 JB_FLAGS := -W -n --keep-going
 
-.PHONY: FORCE install lint book check test exercises lab validate release collect autograde regrade feedback grades doctor publish hub bench \
+.PHONY: FORCE install lint book check test exercises lab validate release collect autograde regrade feedback grades similarity formgrade doctor publish hub bench \
         checkpoint bert2bert diffusion diffusion-control clean
 
 # One lock of requirements/ (compiled from its .in file: docs/contributing.md) and the course
@@ -230,10 +230,27 @@ doctor: install
 	$(call needs,grader hub test,the grader)
 	$(GRADER) doctor
 
-# Per-question and total scores, quoted CSV: autograder/grades/<assignment>.csv and totals.csv.
+# Per-question and total scores, quoted CSV: autograder/grades/<assignment>.csv and totals.csv
+# (with each late penalty charged again: an extension or a written answer graded since counts).
 grades: install
 	$(call needs,grader hub test,the grader)
 	$(GRADER) export
+
+# Written answers graded by hand: nbgrader's formgrader (its Manual Grading tab) in JupyterLab, on
+# the course at FORMGRADE_PORT; the scores and comments go into the gradebook, where make feedback
+# and make grades read them (docs/instructors.md, "Grading written answers").
+FORMGRADE_PORT ?= 8890
+formgrade: install
+	$(call needs,grader hub test,the grader)
+	$(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) --ServerApp.port=$(FORMGRADE_PORT) \
+	  --LabApp.default_url=/formgrader $(FORMGRADE_FLAGS)
+
+# Every student's answers against every other's and the course's public code (copydetect):
+# autograder/similarity/$(ASSIGNMENT)/report.html (pairs from THRESHOLD, side by side) and pairs.csv.
+# It changes no score (docs/instructors.md, "Checking for copied work").
+similarity: install
+	$(call needs,grader hub test,the grader)
+	$(GRADER) similarity $(ASSIGNMENT) $(if $(THRESHOLD),--threshold $(THRESHOLD))
 
 ## The course checkpoint (issue: an embedded BERT with a trained MLM head) --------------------
 

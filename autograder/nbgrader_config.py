@@ -65,3 +65,28 @@ c.Sandbox.environment = [
     "BERTLAB_DIFFUSION",
     "BERTLAB_CACHE",
 ]
+
+# The term's rules (docs/instructors.md, "Deadlines and extensions"). This public course has no
+# term, so no due dates: a class's fork names each assignment's, in the class's time zone, and
+# `make release` writes it into the gradebook and at the top of the student's notebook
+# (regenerate exercises/ after a change). Extensions: autograder/extensions.csv
+# (student,assignment,due), never committed.
+c.Deadlines.timezone = "UTC"
+c.Deadlines.due_dates = {
+    # "ps00-tokens": "2027-01-25 17:00",
+}
+# nbgrader's late-submission plugin (bertlab_grader/late_policy.py): 10% off for each day or part
+# of a day late, never more than half, after 15 minutes of grace ("none" or "zero" are nbgrader's).
+c.LatePolicy.penalty_method = "per_day"
+c.LatePolicy.share_per_day = 0.1
+c.LatePolicy.floor = 0.5
+c.LatePolicy.grace_minutes = 15
+
+# The similarity report (make similarity; bertlab_grader/similarity.py) compares every student's
+# answers with this course's public code: the reference solutions' answer cells and model answers,
+# the book's own code, and the known-correct implementations of the tests' variants.
+c.Similarity.references = [
+    "solutions/{assignment}/*.ipynb",
+    "book/reference/*.py",
+    "tests/variants/{assignment}.py:CORRECT",
+]

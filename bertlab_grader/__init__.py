@@ -1,5 +1,5 @@
 """The instructor's grader, as one tool: ``python -m bertlab_grader`` (release, collect, publish,
-autograde, regrade, feedback, export, doctor), apart from the course it grades.
+autograde, regrade, feedback, export, similarity, doctor), apart from the course it grades.
 
 It imports nothing of the course: what it must know of one (the models to prepare before a kernel
 starts, the course's own packages, what its kernels import first and may read) is set in the
@@ -9,7 +9,8 @@ where they run:
 
 **The instructor's commands and the course's files**
 
-- :mod:`~bertlab_grader.__main__` (the command line), :mod:`~bertlab_grader.config` (the grader's
+- :mod:`~bertlab_grader.__main__` (the commands; their arguments in
+  :mod:`~bertlab_grader.arguments`), :mod:`~bertlab_grader.config` (the grader's
   settings, one call in a course's config), :mod:`~bertlab_grader.layout` (the course's folders and
   gradebook URL), :mod:`~bertlab_grader.nbgrader_course` (nbgrader's API and command line on a
   course, and scratch copies of it), :mod:`~bertlab_grader.doctor` (what a kernel can see here);
@@ -17,6 +18,14 @@ where they run:
   :mod:`~bertlab_grader.exchange` (nbgrader's exchange, a class's hub),
   :mod:`~bertlab_grader.grade_report` and :mod:`~bertlab_grader.export` (the per-student table,
   CSV out).
+
+**The class's rules**
+
+- :mod:`~bertlab_grader.deadlines` (due dates from the course's config and extensions from a CSV,
+  into nbgrader's gradebook and the released notebook) and :mod:`~bertlab_grader.late_policy`
+  (nbgrader's late-submission plugin with a share off per day, a floor and a grace period);
+- :mod:`~bertlab_grader.similarity` and :mod:`~bertlab_grader.similarity_report` (every student's
+  answers against every other's and the public reference code, with copydetect; no score changes).
 
 **Grading a batch**
 

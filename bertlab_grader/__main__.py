@@ -12,7 +12,9 @@ Run from the course root (or pass ``--course``); the folders are those of
     regrade ASSIGNMENT              grade again even if unchanged (everyone, or --student S)
     feedback ASSIGNMENT             HTML feedback, hidden tests removed (everyone, or --student S);
                                     into the exchange too if the assignment was published there
-    export [ASSIGNMENT...]          per-question and total scores as CSV
+    export [ASSIGNMENT...]          per-question and total scores as CSV (late penalties, written answers)
+    similarity ASSIGNMENT           every student's answers against every other's and the public
+                                    reference code: an HTML report of the closest pairs, and a CSV
     doctor                          what a grading kernel here can read, write, reach and use
 
 ``autograde`` prints one row per student (score, seconds, what needs a look), writes it to
@@ -22,7 +24,6 @@ submission needs a look. Every command exits 2, saying what to do, when its inpu
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -72,8 +73,31 @@ def release(args) -> int:
         _checked(api.generate_assignment(assignment, force=True), f"releasing {assignment}")
         print(
             f"released {assignment}: {layout.RELEASE}/{assignment}/ (its hidden tests are in the gradebook)"
+            + _due_said(args.course, assignment)
         )
     return 0
+
+
+def _due_said(course: Path, assignment: str) -> str:
+    """'; due ...' where the course's config gives the assignment a due date."""
+    from bertlab_grader.deadlines import DeadlineError, course_deadlines
+
+    try:
+        deadlines, _ = course_deadlines(course)
+        due = deadlines.due(assignment)
+    except DeadlineError as exc:
+        raise Refused(str(exc))
+    return "" if due is None else f"; due {deadlines.local(due)}"
+
+
+def _apply_deadlines(course: Path, assignment: str) -> None:
+    """The due date and the extensions into the gradebook, and every late penalty charged again."""
+    from bertlab_grader.deadlines import DeadlineError, apply
+
+    try:
+        apply(course, assignment)
+    except DeadlineError as exc:
+        raise Refused(str(exc))
 
 
 def publish(args) -> int:
@@ -101,18 +125,19 @@ def collect(args) -> int:
         print(
             f"collected {len(got.students)} new submission(s) of {args.assignment} from the exchange into "
             f"{layout.SUBMITTED}/: "
-            + ", ".join(
-                s + (f" (late by {got.late[s]})" if s in got.late else "") for s in got.students
-            )
+            + ", ".join(s + (f" ({got.late[s]})" if s in got.late else "") for s in got.students)
         )
         return 0
     try:
         students = run(args.course, args.assignment, args.source, args.regexp or CANVAS)
     except CollectError as exc:
         raise Refused(str(exc))
+    from bertlab_grader.deadlines import late_by
+
+    late = late_by(args.course, args.assignment, students)
     print(
         f"collected {len(students)} submission(s) of {args.assignment} into {layout.SUBMITTED}/: "
-        + ", ".join(students)
+        + ", ".join(s + (f" ({late[s]})" if s in late else "") for s in students)
     )
     return 0
 
@@ -149,6 +174,7 @@ def autograde(args) -> int:
     else:
         graded = parallel.autograde(course, assignment, args.workers, args.student, args.force)
     outcomes = {o.student: o for o in graded}
+    _apply_deadlines(course, assignment)
     if not outcomes:
         print(
             "every submission is graded and unchanged since (regrade, or --force, grades them again)"
@@ -166,8 +192,19 @@ def autograde(args) -> int:
     for r in rows:
         score = "-" if r["score"] is None else f"{r['score']:g}"
         seconds = "" if r["seconds"] is None else f"{r['seconds']:6.1f} s"
+        rules = [
+            f"late: -{r['late_penalty']:g}" if r.get("late_penalty") else "",
+            f"{r['to_grade_by_hand']} to grade by hand" if r.get("to_grade_by_hand") else "",
+        ]
         print(
-            f"{r['student']:<{width}}  {score:>5} / {r['max_score']:g}  {seconds:>8}  {r['flags']}"
+            f"{r['student']:<{width}}  {score:>5} / {r['max_score']:g}  {seconds:>8}  "
+            + "  ".join(filter(None, [*rules, r["flags"]]))
+        )
+    waiting = sum(r.get("to_grade_by_hand") or 0 for r in rows)
+    if waiting:
+        print(
+            f"{waiting} written answer(s) wait for a human: make formgrade "
+            "(docs/instructors.md, 'Grading written answers')"
         )
     paths = grade_report.write(rows, course / layout.REPORTS, assignment)
     print("written:", ", ".join(str(p.relative_to(course)) for p in paths))
@@ -184,6 +221,7 @@ def regrade(args) -> int:
 
 def feedback(args) -> int:
     _released(args.course, args.assignment)
+    _apply_deadlines(args.course, args.assignment)  # extensions and manual grades given since
     api = nbgrader_api(args.course)
     for student in args.student or [None]:
         _checked(
@@ -207,7 +245,13 @@ def export(args) -> int:
     file = layout.sqlite_file(layout.gradebook_url(args.course))
     if file is not None and not file.is_file():
         raise Refused(f"no gradebook at {file}: release and autograde an assignment first")
-    for path in run(args.course, args.assignment or None):
+    from bertlab_grader.deadlines import DeadlineError
+
+    try:
+        written = run(args.course, args.assignment or None)
+    except DeadlineError as exc:
+        raise Refused(str(exc))
+    for path in written:
         print(
             "written:", path.relative_to(args.course) if path.is_relative_to(args.course) else path
         )
@@ -220,92 +264,43 @@ def doctor(args) -> int:
     return check(args.course)
 
 
-def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(
-        prog="python -m bertlab_grader", description="The course's grader, one command per step."
-    )
-    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+def similarity(args) -> int:
+    from bertlab_grader import similarity as check
 
-    def command(name, run, help):
-        sub = commands.add_parser(name, help=help, description=help)
-        sub.add_argument(
-            "--course", type=Path, default=Path.cwd(), help="the course root (default: here)"
-        )
-        sub.set_defaults(run=run)
-        return sub
+    try:
+        found = check.report(args.course, args.assignment, threshold=args.threshold)
+    except check.SimilarityError as exc:
+        raise Refused(str(exc))
+    from bertlab_grader.similarity_report import summary
 
-    sub = command(
-        "release",
-        release,
-        "write the student version of assignments into exercises/ and record their "
-        "tests in the gradebook (default: every assignment)",
-    )
-    sub.add_argument("assignment", nargs="*")
-    sub = command(
-        "publish", publish, "release the student version to nbgrader's exchange (the class's hub)"
-    )
-    sub.add_argument("assignment")
-    sub = command(
-        "collect",
-        collect,
-        "copy submissions into autograder/submitted/ from a folder (one folder per "
-        "student) or an LMS zip (Canvas's file names by default)",
-    )
-    sub.add_argument("assignment")
-    sub.add_argument(
-        "source",
-        type=Path,
-        help="a folder of student folders, a zip downloaded from the LMS, or "
-        "'exchange': nbgrader's exchange (a folder named so: ./exchange)",
-    )
-    sub.add_argument(
-        "--regexp",
-        help="how a file name in the zip names its student: a regular expression with "
-        "the groups (?P<student_id>...) and (?P<file_id>...), matched on the whole path",
-    )
-    for name, run, help in (
-        ("autograde", autograde, "grade submissions in parallel, then report"),
-        ("regrade", regrade, "grade submissions again, changed or not, then report"),
-    ):
-        sub = command(name, run, help)
-        sub.add_argument("assignment")
-        sub.add_argument(
-            "--workers",
-            type=int,
-            default=None,
-            help="students at once (default: one per core, one more from 8 submissions per core)",
-        )
-        sub.add_argument(
-            "--scheduler",
-            help="grade on the Dask cluster at this address (tcp://host:8786) "
-            "instead of on this machine's cores",
-        )
-        sub.add_argument("--student", action="append", help="only this student (repeatable)")
-        if name == "autograde":
-            sub.add_argument(
-                "--force", action="store_true", help="grade again even if unchanged since graded"
-            )
-    sub = command("feedback", feedback, "write HTML feedback, hidden tests removed")
-    sub.add_argument("assignment")
-    sub.add_argument("--student", action="append", help="only this student (repeatable)")
-    sub = command(
-        "export", export, "write per-question and total scores as CSV into autograder/grades/"
-    )
-    sub.add_argument("assignment", nargs="*")
-    command(
-        "doctor", doctor, "say what a grading kernel on this machine can read, write, reach and use"
-    )
-    return top
+    for line in summary(found, args.course):
+        print(line)
+    return 0
+
+
+COMMANDS = {
+    "release": release,
+    "publish": publish,
+    "collect": collect,
+    "autograde": autograde,
+    "regrade": regrade,
+    "feedback": feedback,
+    "export": export,
+    "similarity": similarity,
+    "doctor": doctor,
+}
 
 
 def main(argv: list[str] | None = None) -> int:
     from bertlab_grader import unused_imports  # here, not at the top: importing it leaves them out
 
     unused_imports.leave_out()
+    from bertlab_grader.arguments import parser
+
     args = parser().parse_args(argv)
     args.course = args.course.resolve()
     try:
-        return args.run(args)
+        return COMMANDS[args.command](args)
     except (Refused, FileNotFoundError) as exc:  # a missing course root, student or file
         print(f"python -m bertlab_grader {args.command}: {exc}", file=sys.stderr)
         return 2

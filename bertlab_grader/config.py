@@ -13,7 +13,11 @@ course's choices apart from the tool's. What it sets here, for every course:
 - feedback without hidden tests, nor the outputs that quote them
   (:mod:`bertlab_grader.feedback_redaction`);
 - :class:`~bertlab_grader.guarded_execute.GuardedExecute` in place of nbgrader's ``Execute``, and
-  :class:`~bertlab_grader.pasted_cells.DropDuplicateIds` in place of ``DeduplicateIds``.
+  :class:`~bertlab_grader.pasted_cells.DropDuplicateIds` in place of ``DeduplicateIds``;
+- the due date of the course's ``c.Deadlines`` into the gradebook and the released notebook
+  (:class:`~bertlab_grader.deadlines.ReleaseDueDate` in place of ``IncludeHeaderFooter``), and
+  :class:`~bertlab_grader.late_policy.LatePolicy` as nbgrader's late-submission plugin (its
+  policy is the course's: ``c.LatePolicy``).
 
 The sandbox's settings (``c.Sandbox``: mode, warm kernels, caps, sizes) have their defaults in
 :mod:`bertlab_grader.sandbox.settings`; ``docs/instructors.md`` ("The grader's settings") lists
@@ -27,14 +31,16 @@ from pathlib import Path
 from bertlab_grader import layout
 
 
-def swapped(pipeline: str, theirs, ours) -> list:
-    """nbgrader's default ``Autograde.<pipeline>`` with ``theirs`` replaced by ``ours``."""
+def swapped(pipeline: str, theirs, ours, converter=None) -> list:
+    """nbgrader's default ``<converter>.<pipeline>`` (``Autograde`` by default) with ``theirs``
+    replaced by ``ours``."""
     from nbgrader.converters import Autograde
 
-    default = Autograde.class_traits()[pipeline].default()
+    converter = converter or Autograde
+    default = converter.class_traits()[pipeline].default()
     if theirs not in default:
         raise RuntimeError(
-            f"nbgrader's Autograde.{pipeline} no longer holds {theirs.__name__}: {default}; "
+            f"nbgrader's {converter.__name__}.{pipeline} no longer holds {theirs.__name__}: {default}; "
             "bertlab_grader.config.configure must be updated for this nbgrader"
         )
     return [ours if pp is theirs else pp for pp in default]
@@ -43,9 +49,12 @@ def swapped(pipeline: str, theirs, ours) -> list:
 def configure(c, root: str | Path, course_id: str):
     """Set every setting the grader needs on the traitlets config ``c`` of the course at ``root``
     (the folder that holds its ``nbgrader_config.py``); returns ``c``."""
-    from nbgrader.preprocessors import DeduplicateIds, Execute
+    from nbgrader.converters import GenerateAssignment
+    from nbgrader.preprocessors import DeduplicateIds, Execute, IncludeHeaderFooter
 
+    from bertlab_grader.deadlines import ReleaseDueDate
     from bertlab_grader.guarded_execute import GuardedExecute
+    from bertlab_grader.late_policy import LatePolicy
     from bertlab_grader.pasted_cells import DropDuplicateIds
 
     c.CourseDirectory.root = str(root)
@@ -94,4 +103,12 @@ def configure(c, root: str | Path, course_id: str):
     c.Autograde.sanitize_preprocessors = swapped(
         "sanitize_preprocessors", DeduplicateIds, DropDuplicateIds
     )
+
+    # The course's due dates (c.Deadlines) reach the gradebook and the released notebook's first
+    # cell on release; nbgrader's late-submission plugin learns a share off per day
+    # (c.LatePolicy: the course's policy; bertlab_grader.deadlines, bertlab_grader.late_policy).
+    c.GenerateAssignment.preprocessors = swapped(
+        "preprocessors", IncludeHeaderFooter, ReleaseDueDate, GenerateAssignment
+    )
+    c.AssignLatePenalties.plugin_class = LatePolicy
     return c

@@ -10,7 +10,7 @@ nbgrader's own exchange classes (``nbgrader.exchange.default``) through ``NbGrad
   ``<exchange>/<course>/outbound/<id>``;
 - :func:`collect`: ``collect``, each student's latest submission from ``<course>/inbound`` into
   ``autograder/submitted/<student>/<id>/`` (with its ``timestamp.txt``, which autograde reads for
-  lateness), returning who was collected and who was late;
+  lateness), returning who was collected and who was late (extensions included);
 - :func:`release_feedback`: ``release_feedback``, each student's HTML feedback into
   ``<course>/feedback/<hash>.html``, where only that student's submission names it.
 
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 
 from bertlab_grader import layout
@@ -96,49 +95,30 @@ def publish(course: Path, assignment: str) -> Path:
 
 @dataclass
 class Collected:
-    """Who was collected from the exchange, and who of them submitted after the due date."""
+    """Who was collected from the exchange, and who of them submitted after their due date."""
 
     students: list[str] = field(default_factory=list)
-    late: dict[str, str] = field(default_factory=dict)  # student -> how late, e.g. "2:03:00"
-
-
-def _due_date(course: Path, assignment: str) -> datetime | None:
-    from nbgrader.api import Gradebook, MissingEntry
-
-    try:
-        with Gradebook(layout.gradebook_url(course)) as gradebook:
-            due = gradebook.find_assignment(assignment).duedate
-    except MissingEntry:
-        return None
-    return due.replace(tzinfo=timezone.utc) if due is not None and due.tzinfo is None else due
-
-
-def _submitted_at(folder: Path) -> datetime | None:
-    from nbgrader.utils import parse_utc
-
-    stamp = folder / "timestamp.txt"
-    return (
-        parse_utc(stamp.read_text().strip()).replace(tzinfo=timezone.utc)
-        if stamp.is_file()
-        else None
-    )
+    late: dict[str, str] = field(default_factory=dict)  # student -> "late by 2:03:00"
 
 
 def collect(course: Path, assignment: str) -> Collected:
-    """Each student's latest submission of ``assignment`` into ``autograder/submitted/``."""
+    """Each student's latest submission of ``assignment`` into ``autograder/submitted/``; who was
+    late is judged against each student's due date, extensions included
+    (:func:`bertlab_grader.deadlines.late_by`)."""
+    from bertlab_grader.deadlines import late_by, submitted_at
+
     course = Path(course).resolve()
     before = {
-        p.parent.name: _submitted_at(p) for p in (course / layout.SUBMITTED).glob(f"*/{assignment}")
+        p.parent.name: submitted_at(p) for p in (course / layout.SUBMITTED).glob(f"*/{assignment}")
     }
     _run(_api(course).collect(assignment, update=True), f"collecting {assignment}")
-    result, due = Collected(), _due_date(course, assignment)
+    result = Collected()
     for folder in sorted((course / layout.SUBMITTED).glob(f"*/{assignment}")):
-        student, when = folder.parent.name, _submitted_at(folder)
+        student, when = folder.parent.name, submitted_at(folder)
         if when is None or before.get(student) == when:
             continue  # not from the exchange, or unchanged since the last collect
         result.students.append(student)
-        if due is not None and when > due:
-            result.late[student] = str(when - due).split(".")[0]
+    result.late = late_by(course, assignment, result.students)
     return result
 
 

@@ -6,9 +6,12 @@ with nbgrader's API (``nbgrader.api.Gradebook``) and writes, with Python's ``csv
 quotes what needs quoting):
 
 - ``autograder/grades/<assignment>.csv``: one row per student, one column per graded cell
-  (its grade id, in notebook order), then the total and the maximum; a student with no
-  submission has empty cells;
-- ``autograder/grades/totals.csv``: one row per student, one column per assignment;
+  (its grade id, in notebook order: a written answer's cell is empty until someone grades it),
+  then the score after the late penalty, the maximum, the raw score, the penalty, when it was
+  submitted and due (with the student's extension), the extension, and how many answers still
+  wait for a human; a student with no submission has empty cells;
+- ``autograder/grades/totals.csv``: one row per student, one column per assignment (each score
+  after its late penalty, as in the LMS files);
 - ``autograder/grades/canvas.csv``: Canvas's gradebook import (``Student``, ``ID``, ``SIS User ID``,
   ``SIS Login ID``, ``Section``, then one column per assignment, and a ``Points Possible`` row);
   rows are matched on ``SIS Login ID``, the nbgrader student id;
@@ -29,6 +32,18 @@ from pathlib import Path
 from bertlab_grader import layout
 
 NAME_FIELDS = ["student", "last_name", "first_name", "email"]
+#: After the graded cells: the score after the late penalty (what the LMS files take), its parts,
+#: and the class's rules (:func:`bertlab_grader.grade_report.submission_columns`).
+SCORE_FIELDS = [
+    "score",
+    "max_score",
+    "raw_score",
+    "late_penalty",
+    "submitted",
+    "due",
+    "extension",
+    "to_grade_by_hand",
+]
 
 
 def _number(value) -> float | str:
@@ -39,9 +54,11 @@ def assignment_rows(gradebook, assignment: str) -> tuple[list[str], list[dict]]:
     """Columns and rows of one assignment's per-question table."""
     from nbgrader.api import MissingEntry
 
+    from bertlab_grader.grade_report import submission_columns
+
     found = gradebook.find_assignment(assignment)
     cells = [g.name for nb in found.notebooks for g in nb.grade_cells]
-    columns = NAME_FIELDS + cells + ["score", "max_score"]
+    columns = NAME_FIELDS + cells + SCORE_FIELDS
     rows = []
     for student in sorted(gradebook.students, key=lambda s: s.id):
         row = {
@@ -59,8 +76,10 @@ def assignment_rows(gradebook, assignment: str) -> tuple[list[str], list[dict]]:
             continue
         for notebook in submission.notebooks:
             for grade in notebook.grades:
-                row[grade.name] = _number(grade.score)
-        row["score"] = _number(submission.score)
+                # a written answer nobody has graded yet is empty, not 0
+                waiting = grade.needs_manual_grade and grade.manual_score is None
+                row[grade.name] = "" if waiting else _number(grade.score)
+        row.update(submission_columns(submission))
         rows.append(row)
     return columns, rows
 
@@ -74,12 +93,11 @@ def write_csv(path: Path, columns: list[str], rows: list[dict]) -> Path:
     return path
 
 
-def item_statistics(
-    columns: list[str], rows: list[dict], max_scores: dict[str, float]
-) -> list[dict]:
-    """Per graded cell: how many graded submissions, their mean, the shares with full and zero marks."""
+def item_statistics(rows: list[dict], max_scores: dict[str, float]) -> list[dict]:
+    """Per graded cell (``max_scores``' keys, in order): how many graded submissions, their mean,
+    the shares with full and zero marks."""
     stats = []
-    for cell in columns[len(NAME_FIELDS) : -2]:
+    for cell in max_scores:
         values = [float(r[cell]) for r in rows if r.get(cell, "") != ""]
         full = max_scores[cell]
         stats.append(
@@ -126,18 +144,23 @@ def export(course: Path, assignments: list[str] | None = None) -> list[Path]:
     and the totals; returns the files written."""
     from nbgrader.api import Gradebook
 
+    from bertlab_grader import deadlines
+
     course = Path(course)
     folder = course / layout.GRADES
     written, totals, maxima = [], {}, {}
     with Gradebook(layout.gradebook_url(course)) as gradebook:
         names = assignments or sorted(a.name for a in gradebook.assignments)
+    for assignment in names:  # extensions and manual grades given since the autograde count
+        deadlines.apply(course, assignment)
+    with Gradebook(layout.gradebook_url(course)) as gradebook:
         for assignment in names:
             columns, rows = assignment_rows(gradebook, assignment)
             written.append(write_csv(folder / f"{assignment}.csv", columns, rows))
             found = gradebook.find_assignment(assignment)
             maxima[assignment] = _number(found.max_score)
             cells = {g.name: float(g.max_score) for nb in found.notebooks for g in nb.grade_cells}
-            stats = item_statistics(columns, rows, cells)
+            stats = item_statistics(rows, cells)
             written.append(
                 write_csv(
                     folder / f"{assignment}-items.csv",

@@ -4,7 +4,9 @@
 ``autograder/autograded/``, and says in its log which submissions it could not run. An
 instructor wants one table: each student's score, and the submissions to open by hand, with
 why (a test that did not count because the course's own code was handed in, a kernel that died,
-output the grader cut, a submission nbgrader could not grade at all). This module reads the
+output the grader cut, a submission nbgrader could not grade at all), and the class's rules: the
+raw score, the late penalty nbgrader's plugin charged, when it was submitted and due (with the
+student's extension), and how many written answers still wait for a human. This module reads the
 gradebook with nbgrader's own API and the graded notebooks' outputs (the errors
 :mod:`bertlab_grader.guarded_execute` writes, listed in each cell's metadata, so that a submission
 cannot raise one of its own) into that table, and writes it as CSV and JSON.
@@ -33,6 +35,15 @@ FLAGS = {
 #: that name raises no flag.
 GRADERS_OWN = {"GradingIntegrityError", "KernelDied", "SubmissionError", "TestsKernelError"}
 OUTPUT_CUT = "the grader cut the output here"
+#: The columns :func:`submission_columns` adds to a row (empty for a student with no submission).
+COLUMNS = [
+    "raw_score",
+    "late_penalty",
+    "submitted",
+    "due",
+    "extension",
+    "to_grade_by_hand",
+]
 
 
 def notebook_flags(path: Path) -> list[str]:
@@ -56,7 +67,8 @@ def notebook_flags(path: Path) -> list[str]:
 
 
 def report(course: Path, assignment: str) -> list[dict]:
-    """One row per student of the gradebook: score, max_score, flags (a '; '-joined string)."""
+    """One row per student of the gradebook: score (after the late penalty), max_score, flags (a
+    '; '-joined string) and :data:`COLUMNS`."""
     from nbgrader.api import Gradebook, MissingEntry
 
     rows = []
@@ -71,7 +83,7 @@ def report(course: Path, assignment: str) -> list[dict]:
             }
             graded = layout.autograded(course, student, assignment)
             try:
-                row["score"] = gradebook.find_submission(assignment, student).score
+                row.update(submission_columns(gradebook.find_submission(assignment, student)))
             except MissingEntry:
                 submitted = layout.submission(course, student, assignment)
                 row["flags"] = (
@@ -89,13 +101,37 @@ def report(course: Path, assignment: str) -> list[dict]:
     return rows
 
 
+def _when(value) -> str:
+    return "" if value is None else value.isoformat(sep=" ", timespec="seconds") + " UTC"
+
+
+def submission_columns(submission) -> dict:
+    """What the report and the exports say of one graded submission (an nbgrader
+    ``SubmittedAssignment``): the score after the late penalty, the raw score, the penalty, when it
+    was submitted and due (the extension included), the extension, and how many answers still wait
+    for a human (manually graded cells nobody has graded since the submission was graded)."""
+    raw = float(submission.score)
+    penalty = float(submission.late_submission_penalty or 0)
+    return {
+        "score": round(raw - penalty, 4),
+        "raw_score": round(raw, 4),
+        "late_penalty": round(penalty, 4),
+        "submitted": _when(submission.timestamp),
+        "due": _when(submission.duedate),
+        "extension": "" if submission.extension is None else str(submission.extension),
+        "to_grade_by_hand": sum(
+            bool(g.needs_manual_grade) for nb in submission.notebooks for g in nb.grades
+        ),
+    }
+
+
 def write(rows: list[dict], folder: Path, assignment: str) -> tuple[Path, Path]:
     folder.mkdir(parents=True, exist_ok=True)
     csv_path, json_path = folder / f"{assignment}.csv", folder / f"{assignment}.json"
     with csv_path.open(
         "w", newline=""
     ) as f:  # csv quotes a name with a comma, unlike nbgrader's export
-        fields = ["student", "assignment", "score", "max_score", "flags"]
+        fields = ["student", "assignment", "score", "max_score", "flags", *COLUMNS]
         fields += [
             k for k in (rows[0] if rows else {}) if k not in fields
         ]  # e.g. the grader's seconds

@@ -12,6 +12,8 @@ root: the folder holding ``nbgrader_config.py`` (a course's repository, or a scr
     autograder/autograded/, autograder/feedback/   nbgrader's outputs (never committed)
     autograder/reports/<assignment>.csv/.json      the grader's table: score, time, flags
     autograder/grades/                             exports for a spreadsheet or an LMS
+    autograder/extensions.csv                      extensions: student,assignment,due (never committed)
+    autograder/similarity/<assignment>/            the similarity report: HTML and CSV
 
 The gradebook is one setting: ``$BERTLAB_GRADEBOOK_URL`` (any SQLAlchemy URL nbgrader accepts,
 e.g. ``postgresql://grader@db/bertlab``), else the SQLite file ``autograder/gradebook.db``.
@@ -31,6 +33,8 @@ AUTOGRADED = "autograder/autograded"
 FEEDBACK = "autograder/feedback"
 REPORTS = "autograder/reports"
 GRADES = "autograder/grades"
+EXTENSIONS = "autograder/extensions.csv"
+SIMILARITY = "autograder/similarity"
 GRADEBOOK = "autograder/gradebook.db"
 GRADEBOOK_ENV = "BERTLAB_GRADEBOOK_URL"
 

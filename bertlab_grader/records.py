@@ -96,10 +96,12 @@ def read_submission(url: str, assignment: str, student: str) -> tuple[str | None
     return stamp, notebooks
 
 
-def record(course: Path, assignment: str, outcome: Outcome) -> None:
+def record(course: Path, assignment: str, outcome: Outcome, unchanged: bool = False) -> None:
     """Write one graded submission into the course gradebook, in one transaction (a crash midway
     leaves the gradebook as it was): auto scores and comments only, manual grades already there
-    stay. A submission that could not be graded adds its student only, so the report lists them."""
+    stay. A submission that could not be graded adds its student only, so the report lists them.
+    A manual grade waits for a human again only if the submission changed since it was graded
+    (``unchanged``: the same content graded again), as nbgrader's own autograde marks it."""
     from datetime import datetime
 
     from nbgrader.api import Gradebook
@@ -118,7 +120,9 @@ def record(course: Path, assignment: str, outcome: Outcome) -> None:
                 stamp = datetime.fromisoformat(outcome.timestamp) if outcome.timestamp else None
                 gradebook.update_or_create_submission(assignment, outcome.student, timestamp=stamp)
                 for name, notebook in outcome.notebooks.items():
-                    _write_notebook(gradebook, assignment, outcome.student, name, notebook)
+                    _write_notebook(
+                        gradebook, assignment, outcome.student, name, notebook, unchanged
+                    )
             commit()
         except BaseException:
             gradebook.db.rollback()
@@ -127,7 +131,9 @@ def record(course: Path, assignment: str, outcome: Outcome) -> None:
             gradebook.db.commit = commit
 
 
-def _write_notebook(gradebook, assignment: str, student: str, name: str, notebook: dict) -> None:
+def _write_notebook(
+    gradebook, assignment: str, student: str, name: str, notebook: dict, unchanged: bool = False
+) -> None:
     """One notebook's flag, auto scores and comments onto its rows: its grades and comments are
     read once (nbgrader's ``find_grade`` per cell joins four tables and flushes before each
     query, most of the parent's time per submission), and written in one flush at the commit.
@@ -147,7 +153,12 @@ def _write_notebook(gradebook, assignment: str, student: str, name: str, noteboo
         for cell, values in notebook["grades"].items():
             grade = row(grades, cell)
             grade.auto_score = values["auto_score"]
-            grade.needs_manual_grade = values["needs_manual_grade"]
+            # nbgrader: a manual grade on a submission graded again needs review; on the same
+            # content graded again (a forced regrade), it stands
+            graded_by_hand = grade.manual_score is not None
+            grade.needs_manual_grade = (
+                (not unchanged) if graded_by_hand else values["needs_manual_grade"]
+            )
         for cell, text in notebook["comments"].items():
             row(comments, cell).auto_comment = text
 
@@ -157,8 +168,9 @@ def settle(
 ) -> None:
     """Record one graded submission, then remember its content hash (``None`` if it could not
     be graded, so it is tried again): the state file is written only after the gradebook."""
-    record(course, assignment, outcome)
-    state[f"{assignment}/{outcome.student}"] = submission if outcome.success else None
+    key = f"{assignment}/{outcome.student}"
+    record(course, assignment, outcome, unchanged=state.get(key) == submission)
+    state[key] = submission if outcome.success else None
     state_path.parent.mkdir(parents=True, exist_ok=True)
     state_path.write_text(json.dumps(state, indent=1, sort_keys=True) + "\n")
 

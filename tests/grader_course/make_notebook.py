@@ -125,8 +125,51 @@ for _word, _expected in _cases.items():
 ]
 
 
-def notebook() -> nbformat.NotebookNode:
-    nb = nbformat.v4.new_notebook(cells=CELLS)
+# Written answers graded by hand (nbgrader's "Manually graded answer"), for the tests of the class's
+# rules (tests/grader/test_class_rules.py), which write ``notebook(written=True)`` into their scratch
+# course: a markdown answer whose model answer and rubric sit in its solution region, as the course's
+# do, and a code answer (a measurement) that runs in the student's kernel. After the hidden tests, as
+# in the course's assignments. The committed fx00 has neither: its points stay 6.
+WRITTEN = [
+    markdown(
+        "written_md",
+        """
+## 3. In your own words
+
+**Question (2 points).** `count_vowels` looks each letter up in a set. What would change if
+`VOWELS` were a list?
+""",
+    ),
+    nbformat.v4.new_markdown_cell(
+        """
+### BEGIN SOLUTION
+*Model answer.* Nothing in the result: `in` finds the same letters. A set looks a letter up by
+its hash, a list compares it with each vowel in turn; with five vowels the time barely differs.
+
+*Rubric (2 points).* 1 point: the counts stay the same. 1 point: a set is a hash lookup, a list
+a scan (or: the difference only shows for long lists).
+### END SOLUTION
+""".strip(),
+        id="written_vowels",
+        metadata=meta("written_vowels", grade=True, solution=True, points=2),
+    ),
+    code(
+        "written_measure",
+        """
+# Measure it: print how many vowels "onomatopoeia" has, in a sentence.
+### BEGIN SOLUTION
+print("onomatopoeia has", count_vowels("onomatopoeia"), "vowels")
+### END SOLUTION
+""",
+        grade=True,
+        solution=True,
+        points=1,
+    ),
+]
+
+
+def notebook(written: bool = False) -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook(cells=CELLS + (WRITTEN if written else []))
     nb.metadata = {
         "kernelspec": {
             "display_name": "Python 3 (ipykernel)",

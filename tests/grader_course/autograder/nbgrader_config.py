@@ -20,3 +20,6 @@ configure(
 
 # Nothing of a course: no models to prepare.
 c.GuardedExecute.prepare = []
+
+# The similarity report compares with the public reference code: here, the solutions' answer cells.
+c.Similarity.references = ["solutions/{assignment}/*.ipynb"]
