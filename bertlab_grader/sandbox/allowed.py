@@ -60,6 +60,27 @@ ENVIRONMENT = (
 )
 
 
+def installed_spec(name: str):
+    """Where the environment installs the top-level package ``name``: not a copy in the current
+    folder (``python -m`` puts it first on ``sys.path``, and a course folder may hold one), nor a
+    module already imported from there: the environment's own finders (an editable install's), then
+    its path without the current folder."""
+    import importlib.machinery
+    import os
+
+    for finder in sys.meta_path:
+        if finder is importlib.machinery.PathFinder or not hasattr(finder, "find_spec"):
+            continue
+        try:
+            spec = finder.find_spec(name, None)
+        except Exception:  # noqa: BLE001 - a finder that cannot answer for this name
+            spec = None
+        if spec is not None and spec.origin not in (None, "built-in", "frozen"):
+            return spec
+    here = {"", os.getcwd()}
+    return importlib.machinery.PathFinder.find_spec(name, [p for p in sys.path if p not in here])
+
+
 def editable_packages() -> list[Path]:
     """The folders of the top-level packages installed in this environment in editable mode (their
     code lives in a checkout, not in the environment), found from the installed metadata without
@@ -79,7 +100,7 @@ def editable_packages() -> list[Path]:
         except ValueError:
             continue
         for name in (dist.read_text("top_level.txt") or "").split() if editable else ():
-            spec = importlib.util.find_spec(name) if name.isidentifier() else None
+            spec = installed_spec(name) if name.isidentifier() else None
             for location in (spec.submodule_search_locations or []) if spec else []:
                 folders.append(Path(location).resolve())
     return sorted(set(folders))

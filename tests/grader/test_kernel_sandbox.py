@@ -276,3 +276,26 @@ def test_editable_packages_are_bound_but_not_their_checkout():
     assert allowed.PACKAGE in readable and Path(sys.prefix).resolve() in readable
     checkout = Path(__file__).resolve().parents[2]
     assert checkout not in readable and checkout / "solutions" not in readable
+
+
+def test_the_kernels_read_the_installed_package_not_a_copy_in_the_current_folder(
+    tmp_path, monkeypatch
+):
+    """``python -m bertlab_grader`` puts the current folder first on the path: a course folder that
+    holds its own ``bertlab`` must not send the sandbox to that copy (the kernels import the
+    installed one, and could not see it)."""
+    import sys
+
+    from bertlab_grader.sandbox.allowed import editable_packages
+
+    installed = {p.name: p for p in editable_packages()}["bertlab"]
+    (tmp_path / "bertlab").mkdir()
+    (tmp_path / "bertlab" / "__init__.py").write_text("COPY = True\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "bertlab", raising=False)
+    import bertlab
+
+    assert getattr(bertlab, "COPY", False)  # the copy is what this process imports
+    assert {p.name: p for p in editable_packages()}["bertlab"] == installed
+    monkeypatch.delitem(sys.modules, "bertlab")
