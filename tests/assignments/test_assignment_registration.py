@@ -6,6 +6,8 @@ instead of a round trip or the book build failing far away:
    rely on: a solution cell ``impl_<function>``; for each, a visible test cell
    ``test_<function>`` and a hidden one ``test_<function>_hidden`` whose body sits between
    ``### BEGIN HIDDEN TESTS`` / ``### END HIDDEN TESTS``;
+   Written answers graded by hand are markdown cells ``written_<topic>`` after their question
+   ``written_<topic>_md``, with the model answer and the rubric between the SOLUTION markers;
 2. ``exercises/<id>/<id>.ipynb``, released (``make exercises``);
 3. ``tests/variants/<id>.py`` with ``WRONG``, ``CORE`` and ``CORRECT``;
 4. a chapter in ``_toc.yml`` whose Exercise section downloads the notebook and calls
@@ -17,7 +19,6 @@ from __future__ import annotations
 import re
 
 import pytest
-import yaml
 from variant_runner import cells, variants
 
 import course_fixture
@@ -29,15 +30,7 @@ GUIDE = 'docs/contributing.md, "Adding an assignment"'
 
 def toc_pages() -> set[str]:
     """The files ``_toc.yml`` builds (without their suffix)."""
-    found, todo = set(), [yaml.safe_load((REPO / "_toc.yml").read_text())]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, dict):
-            found.update(str(node[key]) for key in ("file", "root") if key in node)
-            todo.extend(node.values())
-        elif isinstance(node, list):
-            todo.extend(node)
-    return found
+    return set(course_fixture.toc_files(REPO))
 
 
 def test_assignments_are_found():
@@ -71,6 +64,33 @@ def test_the_cells_are_named_as_the_grader_and_the_variant_tests_expect(assignme
             f"ends in _hidden (tests/assignments/test_variants.py counts hidden-only catches by it)"
         )
         assert cell["points"] > 0, f"{assignment}: test cell {test_id!r} is worth no points"
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_written_answers_are_named_and_carry_their_rubric(assignment):
+    """A written answer graded by hand (nbgrader's "Manually graded answer") is a markdown cell
+    ``written_<topic>`` with points, after its question in the read-only ``written_<topic>_md``; its
+    model answer and rubric sit between the SOLUTION markers, which the release replaces."""
+    notebook = course_fixture.solution_notebook(assignment).cells
+    for i, cell in enumerate(notebook):
+        meta = cell.metadata.get("nbgrader", {})
+        if not (meta.get("solution") and meta.get("grade")):
+            continue
+        grade_id = meta["grade_id"]
+        where = f"{assignment}: answer graded by hand {grade_id!r}"
+        assert cell.cell_type == "markdown" and grade_id.startswith("written_"), (
+            f"{where}: a markdown cell named written_<topic> ({GUIDE})"
+        )
+        assert meta.get("points"), f"{where} has no points"
+        question = notebook[i - 1].metadata.get("nbgrader", {})
+        assert question.get("grade_id") == f"{grade_id}_md" and question.get("locked"), (
+            f"{where}: its question comes first, in the read-only cell {grade_id}_md"
+        )
+        source = cell.source
+        assert source.startswith("### BEGIN SOLUTION") and source.endswith("### END SOLUTION"), (
+            f"{where}: the model answer and the rubric between the SOLUTION markers"
+        )
+        assert "*Rubric (" in source, f"{where}: no rubric (points and what earns them)"
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)

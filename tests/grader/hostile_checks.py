@@ -56,7 +56,11 @@ def hidden_tests_not_in_feedback(path: Path, assignment: str, solution, students
 
 
 def graded_output_text(path: Path, assignment: str, student: str) -> str:
+    """Everything the graded notebook (the instructor's copy) shows of a student's cells: each
+    output's text, and each error's name and message, a line each."""
     autograded = path / "autograder" / "autograded" / student / assignment / f"{assignment}.ipynb"
-    return str(
-        [o for c in nbformat.read(autograded, as_version=4).cells for o in c.get("outputs", [])]
+    return "\n".join(
+        str(o.get("text", "")) + str(o.get("ename", "")) + ": " + str(o.get("evalue", ""))
+        for c in nbformat.read(autograded, as_version=4).cells
+        for o in c.get("outputs", [])
     )

@@ -32,6 +32,7 @@ import nbformat
 import pytest
 
 import course_fixture
+from hostile_checks import graded_output_text
 from hostile_tricks import BOUNDARY, PYTHON_HOOKS, sandboxed, short_calls, with_cell
 
 # In make check's tier as well as make test's (about a minute, beside the other tests' workers).
@@ -264,12 +265,7 @@ def total(course: Path, student: str) -> tuple[float, float]:
 
 def outputs(course: Path, student: str) -> str:
     """Everything the graded notebook (the instructor's copy) shows of a student's cells."""
-    path = course / "autograder" / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-    return "\n".join(
-        str(o.get("text", "")) + str(o.get("ename", "")) + ": " + str(o.get("evalue", ""))
-        for c in nbformat.read(path, as_version=4).cells
-        for o in c.get("outputs", [])
-    )
+    return graded_output_text(course, ASSIGNMENT, student)
 
 
 def feedback_html(course: Path, student: str) -> str:

@@ -8,9 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import nbformat
 import pytest
-from hostile_checks import ASSIGNMENT, COURSE, FIRST_TESTS, LAST_OF_FIRST_FUNCTION
+from hostile_checks import (
+    ASSIGNMENT,
+    COURSE,
+    FIRST_TESTS,
+    LAST_OF_FIRST_FUNCTION,
+    graded_output_text,
+)
 from hostile_tricks import ENDLESS_LOOP, IGNORES_INTERRUPT, NETWORK, flood, sandboxed, with_cell
 
 import course_fixture
@@ -73,12 +78,7 @@ def resources(tmp_path_factory):
 
 
 def graded_outputs(course: Path, student: str) -> str:
-    path = course / "autograder" / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-    return "\n".join(
-        str(o.get("text", "")) + str(o.get("ename", "")) + ": " + str(o.get("evalue", ""))
-        for c in nbformat.read(path, as_version=4).cells
-        for o in c.get("outputs", [])
-    )
+    return graded_output_text(course, ASSIGNMENT, student)
 
 
 def full_marks(course: Path, student: str) -> bool:
