@@ -240,11 +240,27 @@ def test_stub_fails_validate(graded):
     assert "Success! The notebook does not pass any tests." in out, out
 
 
+def written(assignment: str) -> set[str]:
+    """The grade ids of the answers graded by hand (nbgrader's "Manually graded answer")."""
+    return {
+        c.metadata["nbgrader"]["grade_id"]
+        for c in course_fixture.solution_notebook(assignment).cells
+        if c.metadata.get("nbgrader", {}).get("solution") and c.metadata["nbgrader"].get("grade")
+    }
+
+
 def test_solution_scores_full_marks(graded):
-    assignment, course, _, _ = graded
+    """Full marks in every autograded cell; its written answers wait for a human (the report says
+    how many), since no test can grade them."""
+    assignment, course, _, hostile = graded
     cells = course_fixture.scores(course, assignment, "solution")
-    failed = {k: c.score for k, c in cells.items() if c.score != c.max_score}
+    failed = {
+        k: c.score
+        for k, c in cells.items()
+        if c.score != c.max_score and k not in written(assignment)
+    }
     assert not failed, f"{assignment}: reference solution lost points in {failed}"
+    assert hostile["report"]["solution"]["to_grade_by_hand"] == len(written(assignment))
 
 
 def test_solution_passes_validate(graded):
@@ -339,10 +355,17 @@ def test_grades_export(graded):
         assert report[student]["max_score"] == float(export[student]["max_score"]) == max_score, (
             student
         )
-        assert {g: float(export[student][g]) for g in cells} == {
-            g: c.score for g, c in cells.items()
+        waiting = {g for g in cells if export[student][g] == ""}
+        assert waiting <= written(assignment), (student, waiting)  # an answer nobody graded yet
+        assert {g: float(export[student][g]) for g in cells if g not in waiting} == {
+            g: c.score for g, c in cells.items() if g not in waiting
         }, student
-    assert report["solution"]["score"] == report["solution"]["max_score"] > 0
+    by_hand = sum(  # the solution's written answers wait for a human: no points yet
+        c.max_score
+        for g, c in course_fixture.scores(course, assignment, "solution").items()
+        if g in written(assignment)
+    )
+    assert report["solution"]["score"] == report["solution"]["max_score"] - by_hand > 0
     assert report["stub"]["score"] == 0
     assert not report["solution"]["flags"], report["solution"]
     assert "did not serve the tests" in report["hostile-rigged-kernel"]["flags"], report[
