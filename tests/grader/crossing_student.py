@@ -1,9 +1,10 @@
 """A student's side for ``test_crossing.py``: functions a test calls across, served forever.
 
-``python tests/grader/crossing_student.py SOCKET [TRICK]`` serves ``student_side.serve`` on
-``SOCKET`` with the functions below in its namespace, as the grader has a student's kernel do
-before each test cell (a plain process here, no kernel). ``TRICK`` replaces part of the student's
-side first, as a hostile submission's kernel could: what the tests' side must then refuse.
+``python tests/grader/crossing_student.py SOCKET`` serves ``student_side.serve`` on ``SOCKET``
+with the functions below in its namespace, as the grader has a student's kernel do before each
+test cell (a plain process here, no kernel). The ``forged_*`` functions are answered by a
+replaced part of the student's side, as a hostile submission's kernel could answer: what the
+tests' side must refuse.
 """
 
 from __future__ import annotations
@@ -88,42 +89,68 @@ NAMESPACE = {
 NAMESPACE["CONSTANT"] = [1, 2, (3, 4)]
 
 
-def _forge(kind: str) -> None:
-    """Replace the student's side's answer to a call with a forged one."""
+def forged_pickle(x):
+    """Answered with a pickle (the forged answers below: the student's side replaced, as a hostile
+    kernel may; see :func:`_answer`)."""
 
-    def forged(self, head, request):
-        if kind == "never":
-            time.sleep(3600)
-        if kind == "pickle":
-            wire.send(
-                self.sock, {"kind": "reply", "value": {"$": "pickle", "v": "gASVBQAAAAAAAAB9lC4="}}
-            )
-        elif kind == "huge":
-            self.sock.sendall(wire.FRAME.pack(2, 10 * 2**30) + b"{}")
-        elif kind == "lying-shape":
-            from safetensors.torch import save
 
-            blob = save({"t": torch.zeros(2)}).replace(
-                b"[2]", b"[9]"
-            )  # the header claims 9 floats, holds 2
-            header = {
-                "kind": "reply",
-                "value": {"$": "tensor", "b": 0, "i": 0},
-                "blobs": [["st", len(blob)]],
-            }
-            wire.send(self.sock, header, bytes(blob))
-        elif kind == "deep":
-            value = []
-            for _ in range(values.MAX_DEPTH + 10):
-                value = [value]
-            wire.send(self.sock, {"kind": "reply", "value": value})
+def forged_huge(x):
+    """Answered with a frame that claims a body of 10 GB."""
 
-    student_side.Channel.call = forged
+
+def forged_lying_shape(x):
+    """Answered with a tensor whose safetensors header claims 9 floats and holds 2."""
+
+
+def forged_deep(x):
+    """Answered with a list nested deeper than the cap."""
+
+
+def forged_never(x):
+    """Never answered."""
+
+
+NAMESPACE = {
+    name: value for name, value in globals().items() if callable(value) and not name.startswith("_")
+}
+NAMESPACE["CONSTANT"] = [1, 2, (3, 4)]
+_honest_call = student_side.Channel.call
+
+
+def _answer(self, head, request):
+    """The student's side's answer to a call: honest, but forged for the forged_* functions."""
+    kind = getattr(student_side._handles.get(head.get("id")), "__name__", "")
+    if kind == "forged_never":
+        time.sleep(3600)
+    elif kind == "forged_pickle":
+        wire.send(
+            self.sock, {"kind": "reply", "value": {"$": "pickle", "v": "gASVBQAAAAAAAAB9lC4="}}
+        )
+    elif kind == "forged_huge":
+        self.sock.sendall(wire.FRAME.pack(2, 10 * 2**30) + b"{}")
+    elif kind == "forged_lying_shape":
+        from safetensors.torch import save
+
+        blob = save({"t": torch.zeros(2)}).replace(b"[2]", b"[9]")
+        header = {
+            "kind": "reply",
+            "value": {"$": "tensor", "b": 0, "i": 0},
+            "blobs": [["st", len(blob)]],
+        }
+        wire.send(self.sock, header, bytes(blob))
+    elif kind == "forged_deep":
+        value = []
+        for _ in range(values.MAX_DEPTH + 10):
+            value = [value]
+        wire.send(self.sock, {"kind": "reply", "value": value})
+    else:
+        _honest_call(self, head, request)
+
+
+student_side.Channel.call = _answer
 
 
 if __name__ == "__main__":
     sys.setrecursionlimit(10_000)
-    if len(sys.argv) > 2:
-        _forge(sys.argv[2])
     while True:
         student_side.serve(sys.argv[1], NAMESPACE)

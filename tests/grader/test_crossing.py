@@ -191,41 +191,42 @@ def test_what_a_call_changes_is_written_into_the_tests_own_objects():
         changes.write_back(torch.zeros(2), grown)
 
 
-@pytest.fixture
-def serving(tmp_path):
-    """A student's side serving ``crossing_student.NAMESPACE`` on a socket, with an optional trick."""
-    started = []
+NAMES = sorted(["double", "add_one_in_place", "loss", "warns_and_draws", "raises", "step", "configure",
+                "forward_shape", "calls_back", "always_equal", "forever", "prints", "CONSTANT", "absent",
+                *(f"forged_{k}" for k in ("pickle", "huge", "lying_shape", "deep", "never"))])  # fmt: skip
 
-    def start(trick: str | None = None, call_timeout: float = 60.0):
-        path = str(tmp_path / "s")
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join([str(HERE.parents[1]), os.environ.get("PYTHONPATH", "")]),
-        }
-        command = [
-            sys.executable,
-            str(HERE / "crossing_student.py"),
-            path,
-            *([trick] if trick else []),
-        ]
-        process = subprocess.Popen(command, env=env)
-        started.append(process)
-        for _ in range(600):  # until it serves (it imports torch and transformers first)
-            if os.path.exists(path) or process.poll() is not None:
-                break
-            time.sleep(0.1)
-        tests_side.start(path, call_timeout=call_timeout)
+
+@pytest.fixture(scope="module")
+def student(tmp_path_factory):
+    """A student's side serving ``crossing_student.NAMESPACE`` on a socket (one process for the
+    module: it imports torch and transformers first)."""
+    path = str(tmp_path_factory.mktemp("crossing") / "s")
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(HERE.parents[1]), os.environ.get("PYTHONPATH", "")]),
+    }
+    process = subprocess.Popen([sys.executable, str(HERE / "crossing_student.py"), path], env=env)
+    for _ in range(600):  # until it serves
+        if os.path.exists(path) or process.poll() is not None:
+            break
+        time.sleep(0.1)
+    yield path
+    process.kill()
+    process.wait()
+
+
+@pytest.fixture
+def serving(student):
+    """One test cell's connection to the student's side: its names bound, with a call time limit."""
+
+    def start(call_timeout: float = 60.0):
+        tests_side.start(student, call_timeout=call_timeout)
         namespace: dict = {}
-        tests_side.bind(sorted(["double", "add_one_in_place", "loss", "warns_and_draws", "raises", "step", "configure",
-                                "forward_shape", "calls_back", "always_equal", "forever", "prints", "CONSTANT",
-                                "absent"]), namespace)  # fmt: skip
+        tests_side.bind(NAMES, namespace)
         return namespace
 
     yield start
     tests_side.end_cell()
-    for process in started:
-        process.kill()
-        process.wait()
 
 
 def test_a_call_crosses_with_its_arguments_generators_warnings_and_errors(serving):
@@ -334,12 +335,12 @@ def test_a_call_that_never_returns_is_interrupted_and_the_next_call_works(servin
     [
         ("pickle", "cannot be read"),
         ("huge", "cannot be read"),
-        ("lying-shape", "cannot be read"),
+        ("lying_shape", "cannot be read"),
         ("deep", "cannot be read"),
         ("never", "did not return"),
     ],
 )
 def test_a_forged_answer_fails_the_call_and_runs_nothing(serving, trick, said):
-    ns = serving(trick, call_timeout=2.0)
+    ns = serving(call_timeout=2.0)
     with pytest.raises((proxies.SubmissionError, TimeoutError), match=said):
-        ns["double"](1)
+        ns[f"forged_{trick}"](1)
