@@ -86,36 +86,10 @@ WRONG = {
     "impl_count_vowels": "def count_vowels(word):\n    return -1\n",
 }
 
-# A cell inserted after the setup cell, before the student's functions.
+# A cell inserted after the setup cell, before the student's functions. (The Python and IPython
+# hooks, patched builtins and the grader's own modules replaced are test_grading_secrecy.py's.)
 RIG = {
     "blank-cells": "get_ipython().input_transformers_cleanup.append(lambda lines: [])",
-    "replace-cells": "get_ipython().input_transformers_post.append(lambda lines: ['pass\\n'])",
-    "drop-asserts": """
-import ast
-
-class DropAsserts(ast.NodeTransformer):
-    def visit_Assert(self, node):
-        return ast.Pass()
-
-get_ipython().ast_transformers.append(DropAsserts())
-""",
-    "swallow-errors": (
-        "get_ipython().set_custom_exc((BaseException,), "
-        "lambda shell, etype, value, tb, tb_offset=None: [])"
-    ),
-    "hide-tracebacks": """
-shell = get_ipython()
-shell.showtraceback = lambda *args, **kwargs: None
-shell._showtraceback = lambda *args, **kwargs: None
-""",
-    "patch-builtins": """
-import builtins
-builtins.isinstance = lambda obj, cls: True
-""",
-    "trace-function": """
-import sys
-sys.settrace(lambda frame, event, arg: None)
-""",
     "kill-kernel": "import os\nos._exit(0)",
     "print-solution-file": """
 from pathlib import Path
