@@ -10,6 +10,11 @@ function that is an object of this package or of ``bertlab``).
 The pages import it because Jupyter Book runs each page in ``book/``; the tests put ``book/`` on
 their path (``pyproject.toml``, ``[tool.pytest.ini_options] pythonpath``).
 
+What a page teaches it shows on the page: Chapters 6 and 6b define their samplers, the noise and
+the loss in code cells beside the maths, for one prompt at a time, and run the batched versions
+here for their measurements. ``tests/course/test_page_algorithms.py`` reads the functions out of
+the pages and holds each to its version here (the same outputs on seeded tiny models).
+
 - :mod:`reference.qa`: answer spans, SQuAD's metrics, long documents (Chapter 5c; ps03 grades the span rule);
 - :mod:`reference.bert_sampling`: left to right, Gibbs, Mask-Predict (Chapter 6; ps06);
 - :mod:`reference.diversity`: distinct-n (Chapter 6; ps06);
