@@ -142,7 +142,8 @@ def book_copy(tmp_path_factory) -> Path:
 
 
 def test_the_pages_left_out_never_resolve_the_encoder():
-    left_out = [stem for stem in toc_pages() if stem not in PAGES]
+    # a page of prose alone (no code cell, such as Chapter 6c's survey) runs no model
+    left_out = [stem for stem in toc_pages() if stem not in PAGES and code(stem)]
     assert left_out == ["model-card"], left_out
     assert "checkpoint_path()" in code("model-card")
 

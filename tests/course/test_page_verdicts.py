@@ -19,7 +19,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 BOOK = REPO / "book"
-# Every page of the book: the introduction, Chapters 0 to 8 (and 6b), the FAQ and the model card.
+# Every page of the book: the introduction, Chapters 0 to 8 (with 6b and its survey, 6c), the FAQ
+# and the model card.
 PAGES = [
     "intro",
     "00-first-look",
@@ -32,6 +33,7 @@ PAGES = [
     "05c-question-answering",
     "06-forcing-bert-to-write",
     "06b-masked-diffusion",
+    "06c-diffusion-language-models",
     "07-bert2bert",
     "08-choosing-a-model",
     "faq",
