@@ -206,23 +206,21 @@ def apply(course: Path, assignment: str) -> Applied:
     return Applied(due, extended)
 
 
-def student_due(course: Path, assignment: str, student: str) -> datetime | None:
-    """A student's due date (naive UTC): the extension's if the CSV gives one, else the config's,
-    else the gradebook's; None if the assignment has none."""
+def due_dates(course: Path, assignment: str) -> tuple[datetime | None, dict[str, datetime]]:
+    """The assignment's due date (naive UTC: the config's, else the gradebook's, else None) and
+    each extended student's new one (the CSV's)."""
     from nbgrader.api import Gradebook, MissingEntry
 
     deadlines, _ = course_deadlines(course)
-    extended = deadlines.extensions(course).get((student, assignment))
-    if extended is not None:
-        return extended
+    extended = {s: d for (s, a), d in deadlines.extensions(course).items() if a == assignment}
     due = deadlines.due(assignment)
-    if due is not None:
-        return due
-    try:
-        with Gradebook(layout.gradebook_url(course)) as gradebook:
-            return gradebook.find_assignment(assignment).duedate
-    except MissingEntry:
-        return None
+    if due is None:
+        try:
+            with Gradebook(layout.gradebook_url(course)) as gradebook:
+                due = gradebook.find_assignment(assignment).duedate
+        except MissingEntry:
+            pass
+    return due, extended
 
 
 def submitted_at(folder: Path) -> datetime | None:
@@ -238,10 +236,10 @@ def late_by(course: Path, assignment: str, students: list[str]) -> dict[str, str
     """Of the collected ``students``, those who submitted after their due date (the extension
     included) -> how late ("late by 1 day, 2:03:00"), and those whose submission has no time ->
     "no submission time: not judged late"."""
-    said = {}
+    said, (due_all, extended) = {}, due_dates(course, assignment)
     for student in students:
         when = submitted_at(layout.submission(course, student, assignment))
-        due = student_due(course, assignment, student)
+        due = extended.get(student, due_all)
         if when is None:
             if due is not None:
                 said[student] = "no submission time: not judged late"
