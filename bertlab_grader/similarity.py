@@ -7,7 +7,9 @@ answers with `copydetect <https://github.com/blingenf/copydetect>`_ (MIT), which
 winnowing (Schleimer, Wilkerson and Aiken 2003, the algorithm of Stanford's MOSS): each text is
 tokenised by Pygments with every name replaced by one letter (so renaming variables changes
 nothing), its k-grams hashed, and a pair scores the share of one's fingerprints found in the other
-(so reordering functions changes nothing either). Two passes:
+(so reordering functions changes nothing either); its k-grams are hashed here with a hash that is
+the same in every process (:func:`stable_kgrams`), so a batch always gives the same numbers. Two
+passes:
 
 - **code**: each student's answer cells (nbgrader's solution cells) and the code cells they added,
   against every other student's and against the references, the course's public code
@@ -29,6 +31,7 @@ to read both, not a verdict: short answers to one small function can agree by th
 from __future__ import annotations
 
 import ast
+import hashlib
 import re
 import shutil
 from dataclasses import dataclass
@@ -151,10 +154,32 @@ def _write(folder: Path, texts: dict[str, str], suffix: str) -> dict[str, str]:
     return files
 
 
+def stable_kgrams(string: str, k: int):
+    """The hashes of every k-gram of ``string``, the same in every process: copydetect's own
+    (``copydetect.utils.hashed_kgrams``) use Python's ``hash``, which is salted per process, so a
+    report's shares moved from run to run (0.96 once, 0.89 the next, for the same pair)."""
+    import numpy as np
+
+    return np.array(
+        [
+            int.from_bytes(
+                hashlib.blake2b(string[i : i + k].encode(), digest_size=8).digest(),
+                "little",
+                signed=True,
+            )
+            for i in range(len(string) - k + 1)
+        ],
+        dtype=np.int64,
+    )
+
+
 def compare(kind: str, folder: Path, students, refs, stub: str, settings: Similarity):
     """One pass of copydetect over ``folder/<kind>/``: the pairs, and the HTML of those at or
     above the threshold (test file's label, other's label) -> (marked student, marked other)."""
+    import copydetect.utils
     from copydetect import CopyDetector
+
+    copydetect.utils.hashed_kgrams = stable_kgrams  # one report, one answer: not salted per run
 
     suffix = KINDS[kind]
     where = {name: folder / kind / name for name in ("students", "references", "stub")}

@@ -115,3 +115,15 @@ def test_the_report_shows_the_copies_side_by_side_and_changes_no_score(found):
     assert "eli-renamed" in page and "highlight-red" in page and "dee-identical" in page
     assert "http" not in page, "the page loads nothing from the network"
     assert "scores unchanged" in said and "report.html" in said
+
+
+def test_the_same_batch_gives_the_same_numbers_in_another_process(found):
+    """The command ran in a process of its own; run here again (Python salts ``hash`` per
+    process, which copydetect's own fingerprints used), it writes the same pairs."""
+    from bertlab_grader.similarity import report
+
+    course, _, _, _ = found
+    pairs = course / layout.SIMILARITY / ASSIGNMENT / "pairs.csv"
+    before = pairs.read_text()
+    report(course, ASSIGNMENT)
+    assert pairs.read_text() == before
