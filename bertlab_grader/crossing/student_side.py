@@ -1,14 +1,11 @@
 """What runs in the student's kernel while a test cell runs in the tests' kernel: it serves the calls.
 
-The grader runs ``serve(path, globals())`` in the student's kernel (a silent execute) before each
-test cell and the tests' kernel connects to ``path``, a Unix socket in a folder both sandboxes see:
-one connection for the calls, one for interrupts. Each request from the tests' side is a frame
-whose body is a pickle the tests' kernel wrote (:mod:`bertlab_grader.crossing.tests_side`); each
-answer is encoded by :class:`bertlab_grader.crossing.values.Encoder`, which the tests' side reads
-without running code. The requests:
+The grader runs ``serve(path, globals())`` here before each test cell; the tests' kernel connects
+to ``path``, a Unix socket both sandboxes see (one connection for calls, one for interrupts), and
+sends requests as pickles; each answer is encoded by :class:`bertlab_grader.crossing.values.Encoder`,
+which the tests' side reads without running code. The requests:
 
-- ``lookup``: what the names a test cell reads are here (a function or any other object becomes a
-  handle, plain data goes by value);
+- ``lookup``: the names a test cell reads (an object that is not plain data becomes a handle);
 - ``call``: call a handle with the test's arguments (copies), the test's random generators' state
   and grad mode; answer its result, what it changed in its arguments
   (:mod:`bertlab_grader.crossing.changes`), the generators' state after, the warnings it raised, and
