@@ -96,7 +96,8 @@ async function mount(box) {
       const results = await topFills(input.value, (got, total) => status.set(
         `Downloading the model: ${megabytes(got)} of ${megabytes(total)}`, total ? got / total : 0));
       output.replaceChildren(...results.map((r, i) => table(r, results.length > 1 ? i + 1 : 1)));
-      status.set(`Computed in your browser in ${Math.round(performance.now() - started)} ms.`);
+      status.set(`Computed in your browser in ${Math.round(performance.now() - started)} ms, from weights `
+        + `stored in ${record.dtype}, so a probability can differ slightly from the page's.`);
       box.dataset.state = 'done';
     } catch (err) {
       status.set(`The model could not run: ${err.message}`);

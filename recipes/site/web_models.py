@@ -59,9 +59,12 @@ ORT_DIST = PAGES_JS / "node_modules" / "onnxruntime-web" / "dist"
 #: onnxruntime-web's wasm-only ES module (its glue inside) and the plain, single-thread-capable binary.
 ORT_FILES = ("ort.wasm.bundle.min.mjs", "ort-wasm-simd-threaded.wasm")
 MIN_AGREEMENT = 0.95
-#: Chapter 6b's canvas: held-out (word, sentence) pairs, the chapter's river bank first; N, K as the chapter's.
+#: Chapter 6b's canvas: the chapter's river bank first (a held-out sense), then the money bank of
+#: its "two banks" experiment (a trained sense, in a sentence of ours), then two held-out pairs;
+#: N, K as the chapter's.
 CANVAS_EXAMPLES = (
     ("bank", "they pulled the canoe up on the bank"),
+    ("bank", "she paid the cheque into the bank"),
     ("unit", "the team is a unit"),
     ("performance", "they admired his performance under stress"),
 )

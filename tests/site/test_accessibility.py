@@ -63,7 +63,7 @@ def test_the_try_it_boxes_pass_axe_once_they_have_answered(context, base, path, 
             f"document.querySelector('{box}')?.dataset.state === 'idle'", timeout=30_000
         )
         assert violations(page, box) == {}
-        page.click(f"{box} button")
+        page.click(f"{box} button[type=submit]")  # the box's run-everything button
         page.wait_for_function(
             f"['done', 'error'].includes(document.querySelector('{box}').dataset.state)",
             timeout=120_000,

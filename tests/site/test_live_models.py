@@ -3,11 +3,12 @@
 The boxes run the course's models in the page (book/live/, exported by recipes/site/web_models.py).
 Here the browser must give onnxruntime-Python's answers (``_static/live/models/reference.json``):
 the top 5 fills and their probabilities within 1e-4 for three sentences, and the canvas's every
-step for a fixed seed in both orders; its tokenizer must equal transformers' on every probe
-sentence. No request may leave the site, a loaded box must still answer offline, a missing
-runtime or model file must say so in the box, the box must work from the keyboard alone, and
-the page must read without JavaScript and say how to serve the site when opened as a file.
-The site is `$BERTLAB_SITE` (default `_build/html`); helpers: tests/browser.py.
+step for a fixed seed in both orders, written at once (Run all) and one pass per press (Step);
+its tokenizer must equal transformers' on every probe sentence. No request may leave the site,
+a loaded box must still answer offline, a missing runtime or model file must say so in the box,
+the box must work from the keyboard alone, and the page must read without JavaScript and say
+how to serve the site when opened as a file. The site is `$BERTLAB_SITE` (default
+`_build/html`); helpers: tests/browser.py.
 """
 
 from __future__ import annotations
@@ -189,25 +190,71 @@ def test_without_javascript_or_from_a_file_the_page_says_how_to_serve_it(context
         page.close()
 
 
+def canvas_rows(page) -> list[list[str]]:
+    return page.eval_on_selector_all(
+        f"{CANVAS} tr[data-ids]", "rs => rs.map(r => [r.dataset.ids, r.dataset.committed])"
+    )
+
+
+def reference_rows(want: dict) -> list[list[str]]:
+    return [
+        [" ".join(map(str, s["canvas"])), " ".join(map(str, s["committed"]))] for s in want["steps"]
+    ]
+
+
+def open_canvas(context, base, want: dict, order: str):
+    page = context.new_page()
+    page.goto(base + CANVAS_PAGE)
+    state(page, CANVAS, 30_000, ("idle",))
+    assert page.input_value(f"{CANVAS} #bertlab-canvas-word") == want["word"]
+    page.select_option(f"{CANVAS} #bertlab-canvas-order", order)
+    page.fill(f"{CANVAS} #bertlab-canvas-seed", str(want["seed"]))
+    return page
+
+
 @pytest.mark.parametrize("order", ["confidence", "random"])
 def test_the_canvas_writes_the_reference_steps(context, base, reference, order):
     want = next(c for c in reference["canvas"] if c["order"] == order)
-    page = context.new_page()
+    page = open_canvas(context, base, want, order)
     try:
-        page.goto(base + CANVAS_PAGE)
-        state(page, CANVAS, 30_000, ("idle",))
-        assert page.input_value(f"{CANVAS} #bertlab-canvas-word") == want["word"]
-        page.select_option(f"{CANVAS} #bertlab-canvas-order", order)
-        page.fill(f"{CANVAS} #bertlab-canvas-seed", str(want["seed"]))
-        page.click(f"{CANVAS} button")
+        page.click(f"{CANVAS} #bertlab-canvas-run")
         assert state(page, CANVAS) == "done", status(page, CANVAS)
-        rows = page.eval_on_selector_all(
-            f"{CANVAS} tr[data-ids]", "rs => rs.map(r => [r.dataset.ids, r.dataset.committed])"
-        )
+        rows = canvas_rows(page)
         assert len(rows) == want["k"] + 1
-        assert rows == [
-            [" ".join(map(str, s["canvas"])), " ".join(map(str, s["committed"]))]
-            for s in want["steps"]
-        ]
+        assert rows == reference_rows(want)
+    finally:
+        page.close()
+
+
+def step(page, rows: int) -> str:
+    """Press Step and wait for the canvas to hold ``rows`` rows and the box to rest; its state."""
+    page.click(f"{CANVAS} #bertlab-canvas-step")
+    page.wait_for_function(
+        f"document.querySelectorAll('{CANVAS} tr[data-ids]').length === {rows}"
+        f" && document.querySelector('{CANVAS}').dataset.state !== 'running'",
+        timeout=LOAD_MS,
+    )
+    return page.eval_on_selector(CANVAS, "b => b.dataset.state")
+
+
+@pytest.mark.parametrize("order", ["confidence", "random"])
+def test_the_canvas_steps_one_pass_at_a_time(context, base, reference, order):
+    """Step writes one row per press, each the reference's row; Run all writes the rest; a
+    changed setting starts a new canvas."""
+    want = next(c for c in reference["canvas"] if c["order"] == order)
+    expected = reference_rows(want)
+    page = open_canvas(context, base, want, order)
+    try:
+        for k in range(1, want["k"]):
+            assert step(page, k + 1) == "stepped", (k, status(page, CANVAS))
+            assert canvas_rows(page) == expected[: k + 1], f"after {k} presses of Step"
+            assert f"Pass {k} of {want['k']}" in status(page, CANVAS)
+        page.click(f"{CANVAS} #bertlab-canvas-run")  # the last pass
+        assert state(page, CANVAS) == "done", status(page, CANVAS)
+        assert canvas_rows(page) == expected
+        page.fill(f"{CANVAS} #bertlab-canvas-n", "4")  # a new canvas, from its first pass
+        assert step(page, 2) == "stepped", status(page, CANVAS)
+        rows = canvas_rows(page)
+        assert len(rows[0][0].split()) == 4 and len(rows[1][1].split()) == 1, rows
     finally:
         page.close()
