@@ -192,8 +192,10 @@ def test_ch6b_the_sampler_step_is_the_books(ch6b):
     logits = torch.randn(3, 10, 50, generator=generator)
     logits[1, :, 7] = 9.0  # every position equally sure of one token: ties to the earlier
     for n in (0, 1, 2, 4, 10):
-        got = ch6b["unmask_step"](canvas, logits, n, 1)
-        assert torch.equal(got, diffusion.unmask_step(canvas, logits, n, 1)), n
+        want = diffusion.unmask_step(canvas, logits, n, 1)  # batched: [3, 10]
+        for row in range(canvas.shape[0]):  # the page's step takes one canvas
+            got = ch6b["unmask_step"](canvas[row], logits[row], n, 1)
+            assert torch.equal(got, want[row]), (n, row)
 
 
 @pytest.mark.parametrize("seed,n,steps", [(10, 12, 6), (11, 5, 5), (12, 7, 1), (13, 9, 4)])
