@@ -36,15 +36,17 @@ def captured_transformers_log(level: int = logging.WARNING):
     """Collect what transformers logs inside the ``with`` block, as plain text.
 
     transformers logs through the logger ``"transformers"`` (its own stderr handler, no
-    propagation). Inside the block that handler is swapped for one that writes into a buffer;
+    propagation unless something turned it on). Inside the block that handler is swapped for one
+    that writes into a buffer, and nothing propagates;
     the yielded list receives the text (terminal colour codes removed) when the block ends.
     """
     root = logging.getLogger("transformers")
     buffer = io.StringIO()
     handler = logging.StreamHandler(buffer)
     handler.setLevel(level)
-    saved_handlers, saved_level = list(root.handlers), root.level
+    saved_handlers, saved_level, saved_propagate = list(root.handlers), root.level, root.propagate
     root.handlers = [handler]
+    root.propagate = False  # nothing reaches a handler of Python's root logger (a page's stderr)
     if root.getEffectiveLevel() > level:  # e.g. after transformers.logging.set_verbosity_error()
         root.setLevel(level)
     text: list[str] = []
@@ -53,6 +55,7 @@ def captured_transformers_log(level: int = logging.WARNING):
     finally:
         root.handlers = saved_handlers
         root.setLevel(saved_level)
+        root.propagate = saved_propagate
         text.append(_ANSI.sub("", buffer.getvalue()).rstrip())
 
 
