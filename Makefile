@@ -114,7 +114,11 @@ book/live/node_modules/.package-lock.json: book/live/package-lock.json
 #                implementation of every assignment graded in process (tests/assignments/test_variants.py)
 #   make test    what CI runs: ruff and make check's tests, then one nbgrader round trip per assignment,
 #                the hostile and parallel graders (Dask, PostgreSQL), JupyterLab, beside the
-#                strict book build (its log in _build/book.log); then the built site in Chromium,
+#                strict book build (its log in _build/book.log), which is the longer of the two
+#                and runs one page at a time: the tests run at a lower priority (nice), so that
+#                the book keeps a core and the tests take the other and what the book leaves
+#                (the tests alone first, the book last: 22.7 and 26.4 min; both at once, the
+#                book ahead: about 20); then the built site in Chromium,
 #                on JOBS workers (a page's checks mostly wait for Chromium, not for a core), but for
 #                the full-page screenshots of tests/site/test_browser.py, which run alone after them:
 #                beside another Chromium, one such screenshot once waited past Playwright's 30 s
@@ -129,7 +133,7 @@ test: export OMP_NUM_THREADS := 1
 test: install lint
 	@mkdir -p _build
 	@$(MAKE) --no-print-directory book > _build/book.log 2>&1 & book=$$!; \
-	$(PYTEST) -m "not site"; tests=$$?; \
+	nice -n 10 $(PYTEST) -m "not site"; tests=$$?; \
 	wait $$book; book_rc=$$?; echo "--- make book (exit status $$book_rc):"; cat _build/book.log; \
 	[ $$tests -eq 0 ] && [ $$book_rc -eq 0 ]
 	$(PYTEST) -m site --ignore=tests/site/test_browser.py
