@@ -113,15 +113,17 @@ book/live/node_modules/.package-lock.json: book/live/package-lock.json
 #   make check   the fast loop: unit tests, and every known-wrong and alternative-correct
 #                implementation of every assignment graded in process (tests/assignments/test_variants.py)
 #   make test    what CI runs: ruff and make check's tests, then one nbgrader round trip per assignment,
-#                the hostile and parallel graders (Dask, PostgreSQL), JupyterLab, beside the
-#                strict book build (its log in _build/book.log), which is the longer of the two
-#                and runs one page at a time: the tests run at a lower priority (nice), so that
-#                the book keeps a core and the tests take the other and what the book leaves
-#                (the tests alone first, the book last: 22.7 and 26.4 min; both at once, the
-#                book ahead: about 20); then the built site in Chromium,
-#                on JOBS workers (a page's checks mostly wait for Chromium, not for a core), but for
-#                the full-page screenshots of tests/site/test_browser.py, which run alone after them:
-#                beside another Chromium, one such screenshot once waited past Playwright's 30 s
+#                the hostile and parallel graders (Dask, PostgreSQL), JupyterLab and the hub, beside
+#                the strict book build (its log in _build/book.log). The book runs one page at a
+#                time and is the longer of the two: the tests run at a lower priority (nice; CI
+#                turns the kernel's autogroups off, under which nice would not reach across the
+#                sessions each Jupyter kernel starts), so the book keeps a core. Once the book is
+#                built, the site's checks in Chromium run (JOBS workers; a page's checks mostly
+#                wait for Chromium) while the other tests end (their output in _build/site.log,
+#                shown after); last, alone, the full-page screenshots of tests/site/test_browser.py:
+#                beside another Chromium, one such screenshot once waited past Playwright's 30 s.
+#                On CI's 2 cores, with the tests and the book at one priority and the site after
+#                both, make test took 30.5 min (22.7 for the tests, 26.4 for the book).
 JOBS ?= 2
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadgroup --durations=15
 
@@ -133,10 +135,13 @@ test: export OMP_NUM_THREADS := 1
 test: install lint
 	@mkdir -p _build
 	@$(MAKE) --no-print-directory book > _build/book.log 2>&1 & book=$$!; \
-	nice -n 10 $(PYTEST) -m "not site"; tests=$$?; \
-	wait $$book; book_rc=$$?; echo "--- make book (exit status $$book_rc):"; cat _build/book.log; \
-	[ $$tests -eq 0 ] && [ $$book_rc -eq 0 ]
-	$(PYTEST) -m site --ignore=tests/site/test_browser.py
+	nice -n 10 $(PYTEST) -m "not site" & tests=$$!; \
+	wait $$book; book_rc=$$?; site_rc=1; \
+	[ $$book_rc -ne 0 ] || { $(PYTEST) -m site --ignore=tests/site/test_browser.py > _build/site.log 2>&1; site_rc=$$?; }; \
+	wait $$tests; tests_rc=$$?; \
+	echo "--- make book (exit status $$book_rc):"; cat _build/book.log; \
+	[ $$book_rc -ne 0 ] || { echo "--- the site in Chromium (exit status $$site_rc):"; cat _build/site.log; }; \
+	[ $$tests_rc -eq 0 ] && [ $$book_rc -eq 0 ] && [ $$site_rc -eq 0 ]
 	$(PYTEST) -n 0 -m site tests/site/test_browser.py
 
 ## Exercises (students) ----------------------------------------------------------------------
