@@ -10,6 +10,8 @@ A name a test cell reads and does not define (the graded function) is looked up 
 kernel at that point: a function becomes a proxy whose calls cross over a Unix socket.
 
 - :mod:`~bertlab_grader.crossing.wire`: the frames on the socket, each capped in size and in wait;
+- :mod:`~bertlab_grader.crossing.interrupts`: which request an interrupt is for (both sides number
+  them), so that a call timed out before it was read never runs, and an answered one is left be;
 - :mod:`~bertlab_grader.crossing.values`: what the student's side sends back, written and read
   *without running code*: JSON of plain types, tensors as safetensors, arrays as ``.npy`` without
   pickles, every other object a handle that stays where it lives;

@@ -16,8 +16,8 @@ which the tests' side reads without running code. The requests:
 
 While a call runs, the student's code may call back a function or an object of the test's (a
 forward hook, a learning-rate lambda, a model class the test defined): :class:`TestsObject` sends
-the request to the tests' side, which runs it there. A byte on the interrupt connection interrupts
-the call in progress (``SIGINT`` to this kernel's main thread): the test stopped waiting for it.
+the request to the tests' side, which runs it there. The interrupt connection carries the number
+of a request the test stopped waiting for (:mod:`bertlab_grader.crossing.interrupts`).
 
 All of this runs in the student's process, where the student's code can change it: that can only
 change what the student's own functions answer, never how the tests' kernel reads or judges it.
@@ -34,7 +34,7 @@ import sys
 import threading
 import warnings
 
-from bertlab_grader.crossing import changes, received, values, wire
+from bertlab_grader.crossing import changes, interrupts, received, values, wire
 from bertlab_grader.crossing.received import _cache, _handles, keep
 
 _grads: dict[int, tuple[list, list]] = {}  # a backward handle -> (outputs, inputs)
@@ -73,6 +73,7 @@ class Channel:
 
     def __init__(self, calls: socket.socket, namespace: dict):
         self.sock, self.namespace = calls, namespace
+        self.requests = interrupts.Requests()
 
     def reply(self, header: dict, encoder: values.Encoder | None = None) -> None:
         encoder = encoder or values.Encoder(keep)
@@ -118,6 +119,17 @@ class Channel:
         op = head.get("op")
         if op == "end":
             return "end"
+        number = self.requests.arrive()
+        if number is None:  # the test stopped waiting before this request came: it does not run
+            self.reply({"interrupted": True})
+            return None
+        try:
+            self._handle(op, head, body)
+        finally:
+            self.requests.done(number)
+        return None
+
+    def _handle(self, op: str, head: dict, body: bytes) -> None:
         try:
             if op == "lookup":
                 self.lookup(self.load(body))
@@ -250,20 +262,6 @@ class Channel:
         self.reply({"value": encoder.encode(list(grads))}, encoder)
 
 
-def _watch_interrupts(sock: socket.socket, calling: threading.Event) -> None:
-    """Interrupt the main thread (a call in progress) for every byte the tests' side sends."""
-    main = threading.main_thread().ident
-    while True:
-        try:
-            data = sock.recv(1)
-        except OSError:
-            return
-        if not data:
-            return
-        if calling.is_set():
-            signal.pthread_kill(main, signal.SIGINT)
-
-
 def _accept_two() -> tuple[socket.socket, socket.socket]:
     """The tests' two connections, by the role each names first."""
     roles = {}
@@ -288,11 +286,13 @@ def serve(path: str, namespace: dict) -> None:
         _listener.append(listener)
     sys.stdout.write(READY)  # the grader now lets the tests' kernel connect
     sys.stdout.flush()
-    calls, interrupts = _accept_two()
+    calls, interrupted = _accept_two()
     calling = threading.Event()
-    watcher = threading.Thread(target=_watch_interrupts, args=(interrupts, calling), daemon=True)
-    watcher.start()
     channel = Channel(calls, namespace)
+    watcher = threading.Thread(
+        target=interrupts.watch, args=(interrupted, calling, channel.requests), daemon=True
+    )
+    watcher.start()
     try:
         while True:
             try:
@@ -315,5 +315,5 @@ def serve(path: str, namespace: dict) -> None:
                 calling.clear()
     finally:
         calls.close()
-        interrupts.close()
+        interrupted.close()
         _grads.clear()  # a backward pass crosses only within its own test cell

@@ -33,7 +33,7 @@ import sys
 import time
 import warnings
 
-from bertlab_grader.crossing import changes, proxies, values, wire
+from bertlab_grader.crossing import changes, interrupts, proxies, values, wire
 from bertlab_grader.crossing.proxies import (
     SubmissionError,
     _proxy,
@@ -66,6 +66,7 @@ class Channel:
         wire.send(self.calls, {"kind": "hello", "role": "calls"})
         wire.send(self.interrupts, {"kind": "hello", "role": "interrupts"})
         self.broken: str | None = None
+        self.sent = 0  # requests sent: the student's side numbers them alike, from 1
 
     def close(self, end: bool = True) -> None:
         if end and self.broken is None:
@@ -83,20 +84,22 @@ class Channel:
         exception while waiting (a time limit, an alarm) interrupts the call over there first."""
         if self.broken:
             raise SubmissionError(self.broken)
+        self.sent += 1
+        number = self.sent
         wire.send(self.calls, {"kind": "request", **header}, body)
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
             return self._answer(deadline)
         except wire.WireError as exc:
             if "no answer in time" in str(exc):
-                self._abort()
+                self._abort(number)
                 raise TimeoutError(
                     f"the submission's function did not return within {timeout:.0f} s (interrupted)"
                 ) from None
             self.broken = f"the submission's kernel sent what cannot be read: {exc}"
             raise SubmissionError(self.broken) from None
         except (KeyboardInterrupt, TimeoutError, Exception):
-            self._abort()
+            self._abort(number)
             raise
 
     def _answer(self, deadline: float | None) -> tuple[dict, bytes]:
@@ -115,13 +118,14 @@ class Channel:
             else:
                 raise wire.WireError("a message of no known kind")
 
-    def _abort(self) -> None:
-        """Interrupt the call in progress over there and read its (late) answer, so that the next
-        request gets its own; or, if none comes, give up on this connection."""
+    def _abort(self, number: int) -> None:
+        """Interrupt request ``number`` over there (running, or not yet read) and read its (late)
+        answer, so that the next request gets its own; or, if none comes, give up on this
+        connection."""
         if self.broken:
             return
         try:
-            self.interrupts.send(b"!")
+            self.interrupts.sendall(interrupts.NUMBER.pack(number))
             self._answer(time.monotonic() + 10)
         except (OSError, wire.WireError, SubmissionError, KeyboardInterrupt, TimeoutError):
             self.broken = "an earlier call of this test cell never ended"
