@@ -13,6 +13,7 @@ users) is required in CI (``CI=true``): a skip for a missing part fails there
 """
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,12 @@ from required import pytest_runtest_makereport  # noqa: F401 (the hook: CI fails
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
+# make test runs these tests as a background job of its shell, which ignores SIGINT, and an
+# ignored signal stays ignored across exec: every process a test starts would then shrug off an
+# interrupt (a Jupyter kernel sets its own handler; a plain Python, such as test_crossing's
+# student, would not). A caught signal is reset to the default across exec, so catch it here.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _sandbox_or_off() -> str | None:

@@ -10,6 +10,7 @@ tests' side must refuse.
 from __future__ import annotations
 
 import random
+import signal
 import sys
 import time
 import warnings
@@ -152,5 +153,8 @@ student_side.Channel.call = _answer
 
 if __name__ == "__main__":
     sys.setrecursionlimit(10_000)
+    # as a kernel does while it runs a cell: an interrupt raises KeyboardInterrupt, even where
+    # this process was started with SIGINT ignored
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     while True:
         student_side.serve(sys.argv[1], NAMESPACE)
