@@ -115,7 +115,7 @@ book/live/node_modules/.package-lock.json: book/live/package-lock.json
 #   make test    what CI runs: ruff and make check's tests, then one nbgrader round trip per assignment,
 #                the hostile and parallel graders (Dask, PostgreSQL), JupyterLab and the hub, beside
 #                the strict book build (its log in _build/book.log). The book runs one page at a
-#                time and is the longer of the two: the tests run at a lower priority (nice; CI
+#                time, so it would end last: the tests run at a lower priority (nice; CI
 #                turns the kernel's autogroups off, under which nice would not reach across the
 #                sessions each Jupyter kernel starts), so the book keeps a core. Once the book is
 #                built, the site's checks in Chromium run (JOBS workers; a page's checks mostly
@@ -123,7 +123,9 @@ book/live/node_modules/.package-lock.json: book/live/package-lock.json
 #                shown after); last, alone, the full-page screenshots of tests/site/test_browser.py:
 #                beside another Chromium, one such screenshot once waited past Playwright's 30 s.
 #                On CI's 2 cores, with the tests and the book at one priority and the site after
-#                both, make test took 30.5 min (22.7 for the tests, 26.4 for the book).
+#                both, make test took 30.5 min (22.7 for the tests, 26.4 for the book); as here,
+#                26 (the book built in 19, the tests 24.5, the site's checks 3 beside them, then
+#                the screenshots 1.5): 27.5 min for .ci/run on a fresh clone.
 JOBS ?= 2
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadgroup --durations=15
 
