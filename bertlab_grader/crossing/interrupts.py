@@ -17,6 +17,8 @@ import socket
 import struct
 import threading
 
+from bertlab_grader.crossing import wire
+
 #: How a request number crosses: 8 bytes, big-endian.
 NUMBER = struct.Struct(">Q")
 
@@ -45,22 +47,19 @@ class Requests:
             self.running.remove(number)
 
 
-def watch(sock: socket.socket, calling: threading.Event, requests: Requests) -> None:
+def watch(sock: socket.socket, requests: Requests) -> None:
     """Read request numbers from the interrupt connection until it closes, and act on each."""
     main = threading.main_thread().ident
     while True:
-        data = b""
-        while len(data) < NUMBER.size:
-            try:
-                chunk = sock.recv(NUMBER.size - len(data))
-            except OSError:
-                return
-            if not chunk:
-                return
-            data += chunk
+        try:
+            data = wire.read_exactly(sock, NUMBER.size, None)
+        except (OSError, wire.WireError):
+            return
+        if data is None:
+            return
         (number,) = NUMBER.unpack(data)
         with requests.lock:
             if number > requests.arrived:
                 requests.interrupted.add(number)
-            elif number in requests.running and calling.is_set():
+            elif number in requests.running:
                 signal.pthread_kill(main, signal.SIGINT)

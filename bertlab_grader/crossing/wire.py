@@ -37,7 +37,7 @@ def send(sock: socket.socket, header: dict, body: bytes | bytearray | memoryview
     sock.sendall(body)
 
 
-def _read(sock: socket.socket, size: int, deadline: float | None) -> bytes | None:
+def read_exactly(sock: socket.socket, size: int, deadline: float | None) -> bytes | None:
     """Exactly ``size`` bytes, or None at a clean end of file before the first byte."""
     chunks, got = [], 0
     view = bytearray(size)
@@ -71,7 +71,7 @@ def receive(
     """The next frame's header and body; None where the other side closed the connection. A frame
     whose header or body is over its cap, or whose header is not a JSON object, is a WireError
     (the body of an oversized frame is never read)."""
-    lengths = _read(sock, FRAME.size, deadline)
+    lengths = read_exactly(sock, FRAME.size, deadline)
     if lengths is None:
         return None
     head_size, body_size = FRAME.unpack(lengths)
@@ -79,8 +79,8 @@ def receive(
         raise WireError(f"a message header of {head_size:,} bytes (the cap is {max_header:,})")
     if body_size > max_body:
         raise WireError(f"a message of {body_size:,} bytes (the cap is {max_body:,})")
-    head = _read(sock, head_size, deadline) or b""
-    body = _read(sock, body_size, deadline) or b"" if body_size else b""
+    head = read_exactly(sock, head_size, deadline) or b""
+    body = read_exactly(sock, body_size, deadline) or b"" if body_size else b""
     try:
         header = json.loads(head)
     except (ValueError, RecursionError) as exc:

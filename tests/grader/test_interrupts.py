@@ -20,12 +20,12 @@ def watched():
     """A :class:`Requests`, its watcher thread, the tests' end of the interrupt connection, and the
     SIGINTs the main thread received."""
     tests, student = socket.socketpair()
-    requests, calling = interrupts.Requests(), threading.Event()
+    requests = interrupts.Requests()
     received = []
     before = signal.signal(signal.SIGINT, lambda *_: received.append(time.monotonic()))
-    watcher = threading.Thread(target=interrupts.watch, args=(student, calling, requests))
+    watcher = threading.Thread(target=interrupts.watch, args=(student, requests))
     watcher.start()
-    yield requests, calling, tests, received
+    yield requests, tests, received
     tests.close()
     watcher.join(5)
     student.close()
@@ -42,7 +42,7 @@ def settle(requests, number):
 
 
 def test_a_request_interrupted_before_it_arrives_does_not_run(watched):
-    requests, _, tests, received = watched
+    requests, tests, received = watched
     tests.sendall(interrupts.NUMBER.pack(1))
     settle(requests, 1)
     time.sleep(0.05)
@@ -52,9 +52,8 @@ def test_a_request_interrupted_before_it_arrives_does_not_run(watched):
 
 
 def test_the_running_request_is_interrupted(watched):
-    requests, calling, tests, received = watched
+    requests, tests, received = watched
     number = requests.arrive()
-    calling.set()
     tests.sendall(interrupts.NUMBER.pack(number))
     for _ in range(200):
         if received:
@@ -65,11 +64,10 @@ def test_the_running_request_is_interrupted(watched):
 
 
 def test_an_answered_request_interrupts_nothing(watched):
-    requests, calling, tests, received = watched
+    requests, tests, received = watched
     first = requests.arrive()
     requests.done(first)  # answered; the tests' side timed out as the answer crossed
-    second = requests.arrive()
-    calling.set()  # the next request runs
+    second = requests.arrive()  # the next request runs
     tests.sendall(interrupts.NUMBER.pack(first))
     time.sleep(0.2)
     assert not received and not requests.interrupted
