@@ -155,25 +155,17 @@ def hostile_submissions(solution, bombs: bool = True) -> tuple[dict, set]:
         for student, template in every_function.items()
     }
     liars["hostile-always-equal"] = tricks.edit_tests(liars["hostile-always-equal"])
-    if not bombs:
-        return {
-            "hostile-rigged-kernel": rigged,
-            "hostile-dies-after-first-test": dies,
-            **liars,
-        }, kept
     # bombs after the last cell: the caps stop them, at no cost in cells
-    equal = liars["hostile-always-equal"]
-    liars["hostile-always-equal"] = tricks.insert_after(
-        equal, len(equal.cells) - 1, tricks.MEMORY_BOMB
-    )
-    printer = liars["hostile-prints-calling-cell"]
-    liars["hostile-prints-calling-cell"] = tricks.insert_after(
-        printer, len(printer.cells) - 1, tricks.PROCESS_BOMB
-    )
-    lying = liars["hostile-lying-tensor"]
-    liars["hostile-lying-tensor"] = tricks.insert_after(
-        lying, len(lying.cells) - 1, tricks.IGNORES_INTERRUPT
-    )
+    for student, bomb in (
+        {
+            "hostile-always-equal": tricks.MEMORY_BOMB,
+            "hostile-prints-calling-cell": tricks.PROCESS_BOMB,
+            "hostile-lying-tensor": tricks.IGNORES_INTERRUPT,
+        }.items()
+        if bombs
+        else ()
+    ):
+        liars[student] = tricks.insert_after(liars[student], len(liars[student].cells) - 1, bomb)
     return {"hostile-rigged-kernel": rigged, "hostile-dies-after-first-test": dies, **liars}, kept
 
 
