@@ -27,6 +27,9 @@ from bertlab.models.shipped import DamagedCheckpointError
 
 WEIGHTS_DIR = shipped.WEIGHTS / "diffusion"
 CONTROL_DIR = shipped.WEIGHTS / "diffusion-fixed-15"  # the same run at a fixed 15% ratio
+# what Chapter 6b's canvas writers wrote on Chapter 7's 300 held-out senses
+# (recipes/diffusion/evaluate.py); the page scores it and re-writes a group itself
+EVALUATION = WEIGHTS_DIR / "evaluation.json"
 ENV_VAR = MODELS["diffusion"].env_var  # a folder or hub id to use instead of the shipped model
 
 

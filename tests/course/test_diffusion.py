@@ -258,3 +258,26 @@ def test_the_control_recipe_trains_a_few_steps_and_exports_a_manifest(tmp_path):
     assert record["settings"]["fixed_ratio"] == 0.15 and record["settings"]["steps_done"] == 2
     assert record["settings"]["total_seconds"] >= record["settings"]["last_session_seconds"] >= 0
     assert len(record["curve"]) == 2
+
+
+def test_the_recorded_canvases_are_of_the_shipped_models_on_chapter_7s_senses():
+    """``evaluation.json`` (``recipes/diffusion/evaluate.py``) is what Chapter 6b scores: every
+    writer wrote every one of Chapter 7's 300 senses, and the weights that wrote them are the ones
+    that ship (a retrained model without a new evaluation fails here; the page re-writes a group
+    of senses and compares)."""
+    from bertlab.bert2bert.scores import held_out_sample
+    from bertlab.models.bert2bert import WEIGHTS_DIR as BERT2BERT_WEIGHTS
+
+    record = json.loads(shipped_diffusion.EVALUATION.read_text())
+    chapter7 = json.loads((BERT2BERT_WEIGHTS / "evaluation.json").read_text())
+    assert record["synsets"] == chapter7["synsets"] == [r["synset"] for r in held_out_sample(300)]
+    assert len(record["lengths"]) == record["n"] == 300
+    for name, writer in record["writers"].items():
+        assert len(writer["written"]) == 300 and all(writer["written"]), name
+        assert writer["model"] in {"checkpoint", "diffusion", "control"}, name
+    for model, folder in (
+        ("diffusion", WEIGHTS_DIR),
+        ("control", shipped_diffusion.CONTROL_DIR),
+    ):
+        manifest = json.loads((folder / "manifest.json").read_text())
+        assert record["sha256"][model] == manifest["sha256"], model
