@@ -7,3 +7,8 @@ c = get_config()  # noqa: F821
 if os.environ.get("BERTLAB_EXCHANGE") and os.environ.get("BERTLAB_COURSE_ID"):
     c.CourseDirectory.course_id = os.environ["BERTLAB_COURSE_ID"]
     c.Exchange.root = os.environ["BERTLAB_EXCHANGE"]
+
+# Validate shows a failing test as the grader does: the error's name and message, without the
+# traceback's code (the grader's kernels run so too: bertlab_grader/config.py), so the dialog
+# opens on what went wrong. The student's own kernels keep full tracebacks.
+c.Execute.extra_arguments = ["--InteractiveShell.xmode=Minimal"]

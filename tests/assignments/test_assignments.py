@@ -16,7 +16,9 @@
   first test keeps exactly the tests before; every graded function returning an object that
   claims to equal anything (a plain object's ``==``, a tensor answering ``torch.equal`` / ``allclose`` /
   ``==`` itself) scores 0 (what crosses back from the student's kernel is plain data, and any
-  other object is a handle whose comparisons are its own), even with every test cell edited to
+  other object is a handle whose comparisons are its own; the lying tensor's kernel also turns
+  each visible test's ``check_<function>`` into a no-op, which the test cell, run in the tests'
+  kernel with the read-only cells, never sees), even with every test cell edited to
   ``pass`` at 100 points (a graded cell of the student's own makes nbgrader refuse the notebook:
   ps00's suite shows it scores 0); functions that try to print the test cell calling them score 0,
   and print none of it (a hidden test's source never enters the student's kernel); and, in the
@@ -100,6 +102,13 @@ class Agreeable(torch.Tensor):
 
 def {name}(*args, **kwargs):
     return torch.zeros(1).as_subclass(Agreeable)
+
+
+# and the visible tests' check function made a no-op in this kernel after every cell (so after
+# the read-only cell that defines it): a test cell runs the course's own, in the tests' kernel
+get_ipython().events.register(
+    "post_run_cell", lambda result: globals().update(check_{name}=lambda *args, **kwargs: None)
+)
 """,
 }
 
@@ -295,7 +304,9 @@ def test_hostile_submissions_score_what_their_honest_content_deserves(graded):
         fooled = {k: c.score for k, c in cells.items() if c.score}
         assert not fooled, (
             f"{assignment}: {liar} (every function returns an object that claims to equal "
-            f"anything) earned points in {fooled}: compare plain values in those tests"
+            f"anything; the lying tensor's kernel also makes each check_<function> a no-op) "
+            f"earned points in {fooled}: compare plain values in those tests, and let a test "
+            "cell call only what read-only cells define"
         )
         assert set(cells) == set(course_fixture.scores(course, assignment, "solution")), (
             f"{liar}: {set(cells)}"

@@ -88,19 +88,35 @@ def test_every_visible_failure_reads_whole_in_validate(assignment):
     )
 
 
+def website() -> str:
+    """Where _config.yml says the website is published (``html.baseurl``), with a final slash."""
+    import yaml
+
+    url = yaml.safe_load((REPO / "_config.yml").read_text())["html"]["baseurl"]
+    return url.rstrip("/") + "/"
+
+
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_the_chapter_link_opens_the_website_page(assignment):
+    """The chapter link opens the published page wherever the notebook runs (Colab and Binder
+    included), and the first cell names the page of a local build, to open in a browser (as a link,
+    JupyterLab would show it in its HTML viewer, without its styles)."""
     intro = course_fixture.solution_notebook(assignment).cells[0].source
     links = re.findall(r"\*\*Chapter:\*\* \[[^]]+\]\(([^)]+)\)", intro)
     assert links, f"{assignment}: the first cell links no chapter (**Chapter:** [title](link))"
     (link,) = links
-    page = re.fullmatch(r"\.\./\.\./_build/html/(book/[\w-]+)\.html", link)
+    page = re.fullmatch(re.escape(website()) + r"(book/[\w-]+)\.html", link)
     assert page, (
-        f"{assignment}: the chapter link {link} is not the built page ../../_build/html/book/<page>.html"
+        f"{assignment}: the chapter link {link} is not a page of the website _config.yml names, "
+        f"{website()}book/<page>.html"
     )
     assert (REPO / f"{page[1]}.md").is_file() and page[1] in (REPO / "_toc.yml").read_text(), (
         f"{assignment}: {page[1]}.md is not a page of the book"
     )
+    assert f"`_build/html/{page[1]}.html`" in intro, (
+        f"{assignment}: the first cell does not name the local build's page _build/html/{page[1]}.html"
+    )
+    assert "](../" not in intro, f"{assignment}: the first cell links a file of the checkout"
 
 
 def with_implementation(assignment: str, sources: dict[str, str], dest) -> str:
