@@ -10,5 +10,9 @@ if os.environ.get("BERTLAB_EXCHANGE") and os.environ.get("BERTLAB_COURSE_ID"):
 
 # Validate shows a failing test as the grader does: the error's name and message, without the
 # traceback's code (the grader's kernels run so too: bertlab_grader/config.py), so the dialog
-# opens on what went wrong. The student's own kernels keep full tracebacks.
-c.Execute.extra_arguments = ["--InteractiveShell.xmode=Minimal"]
+# opens on what went wrong; and, as there, no history file. The student's own kernels keep full
+# tracebacks.
+c.Execute.extra_arguments = [
+    "--InteractiveShell.xmode=Minimal",
+    "--HistoryManager.hist_file=:memory:",
+]

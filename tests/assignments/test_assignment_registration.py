@@ -4,7 +4,8 @@ instead of a round trip or the book build failing far away:
 
 1. ``solutions/<id>/<id>.ipynb``, whose cells follow the naming the grader and the variant tests
    rely on: a solution cell ``impl_<function>``; for each, a visible test cell
-   ``test_<function>`` and a hidden one ``test_<function>_hidden`` whose body sits between
+   ``test_<function>`` (one line calling ``check_<function>``, defined by the read-only cell of that
+   name above it) and a hidden one ``test_<function>_hidden`` whose body sits between
    ``### BEGIN HIDDEN TESTS`` / ``### END HIDDEN TESTS``;
    Written answers graded by hand are markdown cells ``written_<topic>`` after their question
    ``written_<topic>_md``, with the model answer and the rubric between the SOLUTION markers;
@@ -64,6 +65,28 @@ def test_the_cells_are_named_as_the_grader_and_the_variant_tests_expect(assignme
             f"ends in _hidden (tests/assignments/test_variants.py counts hidden-only catches by it)"
         )
         assert cell["points"] > 0, f"{assignment}: test cell {test_id!r} is worth no points"
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_each_visible_test_cell_is_one_call_of_the_read_only_check_above_it(assignment):
+    """Validate's dialog shows a failing cell's source before its error: a visible test cell is
+    ``check_<function>(<function>)``, the tests in the read-only cell ``check_<function>`` just above."""
+    notebook = cells(assignment)
+    for above, cell in zip(notebook, notebook[1:]):
+        test_id = cell["grade_id"] or ""
+        if cell["kind"] != "test" or test_id.endswith("_hidden"):
+            continue
+        function = test_id.removeprefix("test_")
+        assert re.fullmatch(rf"check_{function}\(\w+(, \w+)*\)", cell["source"].strip()), (
+            f"{assignment}: {test_id} should be one line, check_{function}({function}), not "
+            f"{len(cell['source'].splitlines())} lines of tests ({GUIDE})"
+        )
+        assert above["kind"] == "other" and above["grade_id"] == f"check_{function}", (
+            f"{assignment}: {test_id} needs the read-only cell check_{function} just above it"
+        )
+        assert f"def check_{function}(" in above["source"], (
+            f"{assignment}: check_{function} does not define check_{function}"
+        )
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
