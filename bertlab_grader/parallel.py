@@ -18,6 +18,7 @@ graded again unless ``force``. Manual scores and comments already in the gradebo
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import multiprocessing
@@ -178,6 +179,49 @@ def default_workers(submissions: int, cores: int | None = None) -> int:
     return max(1, min(wanted, submissions))
 
 
+def tests_zygote(course: Path, env: dict[str, str]):
+    """The tests' zygote every worker shares, and what to add to their environment to use it
+    (:func:`bertlab_grader.sandbox.warm.pool.share_tests_zygote`), or None. Started here, once,
+    with the course's sandbox settings, after the course's ``prepare`` functions (which make the
+    folders a kernel reads)."""
+    import logging
+
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from bertlab_grader.guarded_execute import GuardedExecute, call
+    from bertlab_grader.sandbox.settings import Sandbox
+    from bertlab_grader.sandbox.warm import pool
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    saved = dict(os.environ)
+    try:
+        os.environ.clear()
+        os.environ.update(env)  # the course's functions see what the workers' will
+        for spec in GuardedExecute(config=config).prepare:
+            if spec not in GuardedExecute._prepared:
+                call(spec)
+                GuardedExecute._prepared.add(spec)
+        # the environment a worker's kernel is started in: nbgrader's autograde adds this one
+        kernels = {**env, "NBGRADER_EXECUTION": "autograde"}
+        return pool.share_tests_zygote(Sandbox(config=config), kernels, logging.getLogger(__name__))
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+@contextlib.contextmanager
+def _stopping(shared):
+    """Stop the shared tests' zygote, and remove the workers' zygotes' folder, at the end."""
+    try:
+        yield
+    finally:
+        if shared is not None:
+            from bertlab_grader.sandbox.warm.pool import ROOT_ENV
+
+            shared[0].stop()
+            shutil.rmtree(shared[1][ROOT_ENV], ignore_errors=True)
+
+
 def autograde(
     course: Path,
     assignment: str,
@@ -195,7 +239,10 @@ def autograde(
     workers = max(1, min(workers, len(todo))) if workers else default_workers(len(todo))
     env = {**nbgrader_env(), "OMP_NUM_THREADS": "1"}
     outcomes = []
-    with tempfile.TemporaryDirectory() as scratch:
+    shared = tests_zygote(course, env) if workers > 1 else None
+    if shared is not None:
+        env.update(shared[1])
+    with tempfile.TemporaryDirectory() as scratch, _stopping(shared):
         snapshot = str(
             Path(scratch) / "gradebook.db"
         )  # after the release: the cells and hidden tests

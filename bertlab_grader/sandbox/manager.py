@@ -93,6 +93,14 @@ class SandboxedKernelManager(AsyncKernelManager):
                 zygote = self._warm
                 if self._cgroup is not None:  # forked by the zygote, outside the cgroup: move it in
                     self._cgroup.add(process_tree(pid))
+                if (
+                    zygote.many
+                ):  # a zygote of tests' kernels, several at once: watch this one's tree
+                    disk = (self._socket_dir, self._settings().work_mb * 2**20)
+                    self.watch = KernelWatch(
+                        pid, memory, processes, threads=threads, disk=disk, cgroup=self._cgroup
+                    ).start()
+                    return
                 # the zygote's socket folder lies on the grader's disk, and its kernels can write there
                 disk = (zygote.scratch, self._settings().work_mb * 2**20)
                 self.watch = KernelWatch(

@@ -25,7 +25,9 @@ import pytest
 from bertlab_grader import __main__ as cli
 import course_fixture
 from bertlab_grader import distributed, grade_report, layout, parallel
+from bertlab_grader.sandbox.procfs import process_tree
 from postgres import Server
+from test_kernel_sandbox import needs_bwrap
 
 pytestmark = pytest.mark.slow
 
@@ -62,13 +64,56 @@ def submissions(course):
     course_fixture.submit(course, ASSIGNMENT, "eve", solution).write_text("not a notebook")
 
 
+class Zygotes(threading.Thread):
+    """The warm-kernel zygotes this process starts (directly or not) while it watches: each one's
+    control socket, and whether it serves several kernels at once (``--many``)."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.before = self.running()  # zygotes this process keeps from earlier tests
+        self.seen: dict[str, bool] = {}
+        self.done = threading.Event()
+
+    @staticmethod
+    def running() -> dict[str, bool]:
+        found = {}
+        for pid in process_tree(os.getpid()):
+            try:
+                argv = open(f"/proc/{pid}/cmdline", "rb").read().decode().split("\0")
+            except (OSError, ValueError):
+                continue
+            if "bertlab_grader.sandbox.warm.zygote" in argv:
+                at = argv.index("bertlab_grader.sandbox.warm.zygote")
+                found[argv[at + 1]] = "--many" in argv
+        return found
+
+    def run(self):
+        while not self.done.is_set():
+            self.seen.update({k: v for k, v in self.running().items() if k not in self.before})
+            self.done.wait(0.2)
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.done.set()
+        self.join()
+
+
+SEEN: dict[str, bool] = {}  # the zygotes that ran while ``graded`` graded
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """Four submissions graded by the parallel grader, two at a time. (``make bench`` grades 20
-    with plain ``nbgrader autograde`` as well and checks the scores are identical.)"""
+    """Four submissions graded by the parallel grader, two at a time, and the zygotes that ran.
+    (``make bench`` grades 20 with plain ``nbgrader autograde`` as well and checks the scores are
+    identical.)"""
     ours = make_course(tmp_path_factory.mktemp("parallel"))
     submissions(ours)
-    outcomes = parallel.autograde(ours, ASSIGNMENT, workers=2, progress=False)
+    with Zygotes() as zygotes:
+        outcomes = parallel.autograde(ours, ASSIGNMENT, workers=2, progress=False)
+    SEEN.update(zygotes.seen)
     return ours, {o.student: o for o in outcomes}
 
 
@@ -147,6 +192,16 @@ def test_the_cluster_into_postgresql_grades_as_the_local_grader_into_sqlite(grad
         there = grade_report.report(remote, ASSIGNMENT)
     assert here == there
     assert (remote / layout.AUTOGRADED / "ada" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").is_file()
+
+
+def test_the_workers_share_one_tests_zygote(graded):
+    """Each worker forks its students' kernels from a zygote of its own, one at a time; the tests'
+    kernels of both come from one zygote the grader started once (``--many``), not one per worker
+    (each zygote imports what the course's notebooks import: seconds of CPU)."""
+    needs_bwrap()
+    many = [control for control, shared in SEEN.items() if shared]
+    own = [control for control, shared in SEEN.items() if not shared]
+    assert len(many) == 1 and len(own) == 2, SEEN
 
 
 def test_unchanged_submissions_are_not_graded_again_unless_forced(graded):

@@ -5,12 +5,16 @@ transformers once, each still a kernel of its own, and nothing one kernel leaves
 file and asks the zygote for a kernel of its own; these tests check the parts quickly."""
 
 import asyncio
+import os
+import shutil
 import socket
+import time
 
 import pytest
 from traitlets.config import Config
 
 from bertlab_grader.sandbox import manager
+from bertlab_grader.sandbox.procfs import process_tree
 from bertlab_grader.sandbox.warm import pool
 from bertlab_grader.sandbox.warm import zygote as zygote_server
 from test_crossing import third_party_imports
@@ -71,6 +75,72 @@ def test_warm_kernels_start_imported_and_leave_nothing_behind(tmp_path, monkeypa
     assert second == "True data2 False False 3", (
         f"the second kernel met what the first left: {second}"
     )
+
+
+SHARED_LOOK = """
+import os, sys
+open("mine.txt", "w").write(open("data.txt").read())
+print("torch" in sys.modules, os.getcwd().startswith("/tmp/k"), sorted(os.listdir(".")))
+"""
+
+
+def test_one_zygote_serves_tests_kernels_several_at_once(tmp_path, monkeypatch):
+    """The tests' zygote a grader's workers share (``pool.share_tests_zygote``): two tests' kernels
+    forked from it run at once, each in a folder of its own, and nothing of either is left after."""
+    import logging
+
+    from bertlab_grader.sandbox.settings import Sandbox
+
+    needs_bwrap()
+    monkeypatch.setenv(pool.ENV_VAR, "on")
+    config = Config()
+    config.Sandbox.warm_imports = ["torch"]
+    shared = pool.share_tests_zygote(Sandbox(config=config), dict(os.environ), logging.getLogger())
+    assert shared is not None
+    zygote, env = shared
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    pool._shared.clear()
+    try:
+
+        async def kernels():
+            managers = []
+            for n in (1, 2):
+                work = tmp_path / f"tests{n}"
+                work.mkdir()
+                (work / "data.txt").write_text(f"data{n}")
+                km = manager.SandboxedKernelManager(config=config)
+                km.role = "tests"
+                await km.start_kernel(cwd=str(work))
+                managers.append(km)
+            clients = [km.client() for km in managers]
+            try:
+                for kc in clients:
+                    kc.start_channels()
+                    await kc.wait_for_ready(timeout=120)
+                alive = [await km.is_alive() for km in managers]  # both at once
+                outs = [await run(kc, SHARED_LOOK) for kc in clients]
+                return [km._warm for km in managers], alive, outs
+            finally:
+                for kc, km in zip(clients, managers):
+                    kc.stop_channels()
+                    await km.shutdown_kernel(now=True)
+
+        warm, alive, outs = asyncio.run(kernels())
+        assert all(isinstance(w, pool.SharedZygote) for w in warm) and alive == [True, True]
+        assert outs == ["True True ['data.txt', 'mine.txt']"] * 2, outs
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and set(process_tree(zygote.init_pid)) != {
+            zygote.init_pid,
+            zygote.pid,
+        }:
+            time.sleep(0.1)
+        assert set(process_tree(zygote.init_pid)) == {zygote.init_pid, zygote.pid}
+        assert not any(p.name.startswith("k") for p in zygote.scratch.iterdir()), "a slot is left"
+    finally:
+        pool._shared.clear()
+        zygote.stop()
+        shutil.rmtree(env[pool.ROOT_ENV], ignore_errors=True)
 
 
 def test_warm_kernels_can_be_turned_off(tmp_path, monkeypatch):

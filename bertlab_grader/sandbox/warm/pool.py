@@ -27,6 +27,10 @@ ENV_VAR = (
     "BERTLAB_WARM_KERNEL"  # "on" (the default) or "off": the default of c.Sandbox.warm_kernels
 )
 ZYGOTE = __name__.rpartition(".")[0] + ".zygote"  # the module the zygote runs (python -m)
+#: Where a grader's workers make their zygotes' scratch folders (set by :func:`share_tests_zygote`)
+ROOT_ENV = "BERTLAB_WARM_ROOT"
+#: The tests' zygote a grader's workers share: what :meth:`Zygote.shared` says of it, as JSON
+SHARED_ENV = "BERTLAB_TESTS_ZYGOTE"
 
 
 def enabled() -> bool:
@@ -86,21 +90,32 @@ class Zygote:
         tmp_bytes: int = 2**30,
         file_bytes: int = 2**30,
         imports: list[str] | tuple[str, ...] = (),
+        many: bool = False,
     ):
         """A zygote in a sandbox that reads ``readable`` (and the system), keeps only ``environment``,
         and writes only its scratch folder, a ``/tmp`` of ``tmp_bytes`` (where each kernel works, in a
         copy of its folder) and files of at most ``file_bytes``; it imports ``imports`` (the course's
-        ``c.Sandbox.warm_imports``) and the kernel's own modules before it forks."""
+        ``c.Sandbox.warm_imports``) and the kernel's own modules before it forks. With ``many`` it
+        serves several kernels at once (tests' kernels only: :func:`share_tests_zygote`). Its
+        scratch folder lies in ``$BERTLAB_WARM_ROOT`` where that is set."""
         import subprocess
         import tempfile
 
-        self.scratch = Path(tempfile.mkdtemp(prefix="bertlab-warm-"))
+        self.scratch = Path(tempfile.mkdtemp(prefix="bertlab-warm-", dir=os.environ.get(ROOT_ENV)))
         self.control = self.scratch / "control"
-        self.busy = False
+        self.busy, self.many = False, many
         self.failed_imports: list[str] = []
         read, self._lifeline = os.pipe()
         cmd = sandbox_command(
-            [sys.executable, "-m", ZYGOTE, str(self.control), str(read), *imports],
+            [
+                sys.executable,
+                "-m",
+                ZYGOTE,
+                str(self.control),
+                str(read),
+                *(["--many"] if many else []),
+                *imports,
+            ],
             writable=self.scratch,
             readable=readable,
             bwrap=bwrap_path(),
@@ -188,8 +203,71 @@ class Zygote:
             self.process.stdout.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
 
+    def shared(
+        self, readable: list[Path], environment: dict[str, str], sizes: dict, imports
+    ) -> dict:
+        """What a worker needs to use this zygote (a ``many`` one) as its own
+        (:class:`SharedZygote`): where it listens, its PIDs, and what it was started with."""
+        return {
+            "control": str(self.control),
+            "scratch": str(self.scratch),
+            "init_pid": self.init_pid,
+            "pid": self.pid,
+            "readable": [str(p) for p in readable],
+            "environment": environment,
+            "sizes": sizes,
+            "imports": list(imports),
+        }
+
+
+class SharedZygote:
+    """A ``many`` zygote that another process (the grader's parent) started and stops: a worker
+    forks its tests' kernels from it. It serves kernels several at once and cleans up after each
+    itself (its kernels hold no submission's code), so it is never busy and clears nothing."""
+
+    busy, many = False, True
+
+    def __init__(self, told: dict):
+        self.control, self.scratch = Path(told["control"]), Path(told["scratch"])
+        self.init_pid, self.pid = told["init_pid"], told["pid"]
+        self.readable = [Path(p) for p in told["readable"]]
+        self.told = told
+
+    def serves(self, readable: list[Path], environment: dict, sizes: dict, imports) -> bool:
+        """Whether a tests' kernel that reads ``readable`` (etc.) may come from it: everything else
+        the same, and each folder it must read one it reads or a folder inside
+        ``$BERTLAB_WARM_ROOT`` (a worker's student zygote's scratch), which it reads."""
+        root = os.environ.get(ROOT_ENV)
+        covered = all(
+            Path(p) in self.readable or (root and Path(p).is_relative_to(root)) for p in readable
+        )
+        return (
+            covered
+            and self.told["environment"] == environment
+            and self.told["sizes"] == sizes
+            and self.told["imports"] == list(imports)
+        )
+
+    def alive(self) -> bool:
+        return Path(f"/proc/{self.pid}").exists()
+
+    def new_slot(self) -> Path:
+        import tempfile
+
+        return Path(tempfile.mkdtemp(prefix="k", dir=self.scratch))
+
+    def others(self) -> list[int]:
+        return []
+
+    def clear(self, timeout: float = 10) -> bool:
+        return True
+
+    def stop(self) -> None:  # the process that started it stops it
+        pass
+
 
 _zygotes: dict = {}  # in each grader process: sandbox layout and environment -> its Zygote
+_shared: list = []  # in a worker: the SharedZygote it was told of, once read
 
 
 def _stop_all() -> None:
@@ -215,6 +293,16 @@ def zygote_for(
     (``tmp_bytes``), so ``work_bytes`` is not used."""
     import atexit
 
+    if role == "tests" and os.environ.get(SHARED_ENV):
+        if not _shared:
+            _shared.append(SharedZygote(json.loads(os.environ[SHARED_ENV])))
+        shared = _shared[0]
+        sizes = {"tmp_bytes": tmp_bytes, "file_bytes": file_bytes}
+        if shared.alive() and shared.serves(readable, environment, sizes, imports):
+            return shared
+        log.warning(
+            "The workers' tests' zygote does not fit this kernel: this worker starts its own"
+        )
     key = (
         tuple(str(p) for p in readable),
         sys.executable,
@@ -252,3 +340,37 @@ def zygote_for(
                 "The warm-kernel zygote could not import: %s", "; ".join(zygote.failed_imports)
             )
     return None if zygote.busy else zygote
+
+
+def share_tests_zygote(
+    settings, environ: dict[str, str], log
+) -> tuple[Zygote, dict[str, str]] | None:
+    """One tests' zygote for all of a grader's workers, and what to add to their environment to
+    use it: a worker otherwise starts two zygotes (students' and tests', each importing torch and
+    transformers: about 4 CPU-seconds), and every worker after the first pays that again. Tests'
+    kernels hold no submission's code (:mod:`bertlab_grader.tests_kernel`), so one zygote may serve
+    several at once; each worker keeps a students' zygote of its own, one kernel at a time. It reads
+    what a tests' kernel reads (``settings``: the course's :class:`~bertlab_grader.sandbox.settings.Sandbox`)
+    and the folder in which every worker makes its students' zygote (``$BERTLAB_WARM_ROOT``), where
+    the students' kernels serve their calls. None (each worker then starts its own, as without it)
+    where kernels start cold or the zygote cannot start (logged). The caller stops the zygote and
+    removes ``$BERTLAB_WARM_ROOT`` at the end."""
+    import shutil
+    import tempfile
+
+    from bertlab_grader.sandbox import allowed, bwrap
+
+    if settings.mode == "off" or bwrap.why_unavailable() is not None or not settings.warm_kernels:
+        return None
+    root = Path(tempfile.mkdtemp(prefix="bertlab-workers-"))
+    readable = allowed.readable_paths([*settings.readable_folders(), root])
+    environment = allowed.kept_environment(environ, settings.environment)
+    sizes = {k: v for k, v in settings.sizes().items() if k != "work_bytes"}
+    try:
+        zygote = Zygote(readable, environment, imports=settings.warm_imports, many=True, **sizes)
+    except Exception as exc:  # noqa: BLE001 - each worker starts its own
+        log.warning("No shared tests' zygote (%s): each worker starts its own", exc)
+        shutil.rmtree(root, ignore_errors=True)
+        return None
+    told = zygote.shared(readable, environment, sizes, settings.warm_imports)
+    return zygote, {ROOT_ENV: str(root), SHARED_ENV: json.dumps(told)}

@@ -1,13 +1,15 @@
 """The warm-kernel zygote: inside its sandbox, it imports once and forks a kernel per request.
 
-``python -m bertlab_grader.sandbox.warm.zygote CONTROL LIFELINE_FD [MODULE ...]`` imports the
+``python -m bertlab_grader.sandbox.warm.zygote CONTROL LIFELINE_FD [--many] [MODULE ...]`` imports the
 modules (the course's ``c.Sandbox.warm_imports``, passed on its command line) and
 :data:`KERNEL_IMPORTS`, prints :data:`bertlab_grader.sandbox.warm.protocol.READY` with the imports that
 failed, then listens on the Unix socket ``CONTROL`` for the
 grader's stubs (:mod:`bertlab_grader.sandbox.warm.stub`), one kernel at a time: it forks the child, which
 becomes the kernel a fresh ``python -m ipykernel_launcher`` would be, and reports its exit status.
 Before each fork and after each kernel it kills every other process of its sandbox and empties
-``/tmp`` and ``/dev/shm``. It exits when the grader's end of ``LIFELINE_FD`` closes. Started by
+``/tmp`` and ``/dev/shm``. With ``--many`` (a zygote of tests' kernels, which hold no submission's
+code, shared by a grader's workers) it serves several kernels at once, each in a ``/tmp`` folder of
+its own that goes with it. It exits when the grader's end of ``LIFELINE_FD`` closes. Started by
 :class:`bertlab_grader.sandbox.warm.pool.Zygote`; the standard library and the grader's kernel-side modules
 only, besides what it warms.
 """
@@ -125,8 +127,10 @@ def _clean(scratch: Path, slot: Path | None = None) -> None:
                 pass
 
 
-def _child(request: dict, fds: list[int], close: list) -> None:
-    """In the forked child: become the kernel a fresh ``python -m ipykernel_launcher`` would be."""
+def _child(request: dict, fds: list[int], close: list, own_tmp: bool = False) -> None:
+    """In the forked child: become the kernel a fresh ``python -m ipykernel_launcher`` would be.
+    ``own_tmp``: its work folder and IPython's lie in a folder of ``/tmp`` of its own (a zygote
+    that serves many kernels at once, :func:`_serve_many`), not in ``/tmp`` itself."""
     import random
     import runpy
 
@@ -147,14 +151,15 @@ def _child(request: dict, fds: list[int], close: list) -> None:
     argv = list(request["argv"])
     argv[argv.index("-f") + 1] = str(connection)
     env = {k: v for k, v in request["env"].items() if k != "JPY_PARENT_PID"}
-    env.update(MPLCONFIGDIR="/tmp/matplotlib", IPYTHONDIR="/tmp/ipython")
+    tmp = Path("/tmp") / slot.name if own_tmp else Path("/tmp")
+    env.update(MPLCONFIGDIR=str(tmp / "matplotlib"), IPYTHONDIR=str(tmp / "ipython"))
     os.environ.clear()
     os.environ.update(env)
     # The kernel works in a copy of its folder in /tmp, a size-capped tmpfs the zygote empties
     # after each kernel: what it writes there is capped and thrown away, as a cold kernel's is.
     import shutil
 
-    work = Path("/tmp") / Path(request["cwd"]).name
+    work = tmp / Path(request["cwd"]).name
     shutil.copytree(request["cwd"], work, symlinks=True, dirs_exist_ok=True)
     os.chdir(work)
     sys.path[0] = os.getcwd()  # where `python -m` puts it
@@ -184,16 +189,8 @@ def _child(request: dict, fds: list[int], close: list) -> None:
 
 def _serve_one(conn: socket.socket, listener: socket.socket, lifeline: int, scratch: Path) -> bool:
     """Fork one kernel for the stub on ``conn`` and wait for it. False if the grader has gone."""
-    buffer = bytearray()
-    try:
-        # only the grader's stubs; a kernel in this sandbox asking for a kernel of its own is refused
-        request, fds = receive(conn, buffer, with_fds=True) if _from_outside(conn) else (None, [])
-    except (OSError, ValueError):
-        request, fds = None, []
-    if request is None or len(fds) != 3:
-        for fd in fds:
-            os.close(fd)
-        conn.close()
+    request, fds = _request(conn)
+    if request is None:
         return True
     _clean(scratch, Path(request["slot"]))
     pid = os.fork()
@@ -242,13 +239,106 @@ def _serve_one(conn: socket.socket, listener: socket.socket, lifeline: int, scra
     return not gone
 
 
+def _request(conn: socket.socket) -> tuple[dict | None, list[int]]:
+    """A stub's request and its stdin, stdout and stderr, or (None, []) (refused: it is not the
+    grader's stub, or it is malformed; the connection is then closed)."""
+    buffer = bytearray()
+    try:
+        # only the grader's stubs; a kernel in this sandbox asking for a kernel of its own is refused
+        request, fds = receive(conn, buffer, with_fds=True) if _from_outside(conn) else (None, [])
+    except (OSError, ValueError):
+        request, fds = None, []
+    if request is None or len(fds) != 3:
+        for fd in fds:
+            os.close(fd)
+        conn.close()
+        return None, []
+    return request, fds
+
+
+def _serve_many(listener: socket.socket, lifeline: int) -> int:
+    """Fork a kernel for each stub as it connects, several at once: a tests' kernel for each of
+    the grader's workers (:mod:`bertlab_grader.tests_kernel`), which holds no submission's code.
+    Each kernel works in ``/tmp/<its slot>``, removed with its process group when it ends or its
+    stub goes; nothing else is cleared between kernels (a zygote that serves submissions' kernels
+    serves one at a time, :func:`_serve_one`)."""
+    import shutil
+
+    events = selectors.DefaultSelector()
+    events.register(listener, selectors.EVENT_READ, ("stub",))
+    events.register(lifeline, selectors.EVENT_READ, ("grader",))
+    kernels: dict[int, tuple[socket.socket, int, str]] = {}  # pid -> (its stub, its pidfd, slot)
+
+    def end(pid: int) -> None:
+        conn, pidfd, slot = kernels.pop(pid)
+        for item in (conn, pidfd):
+            try:
+                events.unregister(item)
+            except (KeyError, ValueError):
+                pass
+        _kill_group(pid)
+        status = os.waitpid(pid, 0)[1]
+        os.close(pidfd)
+        shutil.rmtree(Path("/tmp") / Path(slot).name, ignore_errors=True)
+        try:
+            send(conn, {"exit": os.waitstatus_to_exitcode(status)})
+        except OSError:
+            pass
+        conn.close()
+
+    while True:
+        for key, _ in events.select():
+            what = key.data
+            if what[0] == "grader":
+                if not os.read(lifeline, 1):
+                    for pid in list(kernels):
+                        _kill_group(pid)
+                    return 0
+            elif what[0] == "stub":
+                conn, _ = listener.accept()
+                request, fds = _request(conn)
+                if request is None:
+                    continue
+                others = [item for c, fd, _ in kernels.values() for item in (c, fd)]
+                pid = os.fork()
+                if pid == 0:
+                    try:
+                        _child(
+                            request, fds, [conn, listener, lifeline, events, *others], own_tmp=True
+                        )
+                    finally:
+                        os._exit(70)
+                for fd in fds:
+                    os.close(fd)
+                pidfd = os.pidfd_open(pid)
+                kernels[pid] = (conn, pidfd, str(request["slot"]))
+                events.register(pidfd, selectors.EVENT_READ, ("kernel", pid))
+                events.register(conn, selectors.EVENT_READ, ("conn", pid))
+                try:
+                    send(conn, {"pid": pid})
+                except OSError:
+                    _kill_group(pid)
+            elif what[0] == "kernel" and what[1] in kernels:
+                end(what[1])
+            elif what[0] == "conn" and what[1] in kernels:
+                conn = kernels[what[1]][0]
+                try:
+                    data = conn.recv(4096)
+                except OSError:
+                    data = b""
+                if not data:  # the stub is gone (killed): so is its kernel
+                    events.unregister(conn)
+                    _kill_group(what[1])
+
+
 def serve(
     control: str,
     lifeline: int,
     imports: list[str] | tuple[str, ...] = (),
+    many: bool = False,
 ) -> int:
     """The zygote: import ``imports`` and :data:`KERNEL_IMPORTS`, then fork a kernel for each stub
-    that connects."""
+    that connects: one at a time, or with ``many`` several at once (:func:`_serve_many`)."""
     import importlib
 
     _set_dumpable(False)
@@ -263,6 +353,8 @@ def serve(
     listener.bind(control)
     listener.listen(8)
     print(READY, json.dumps({"failed": failed}), flush=True)
+    if many:
+        return _serve_many(listener, lifeline)
     events = selectors.DefaultSelector()
     events.register(listener, selectors.EVENT_READ, "stub")
     events.register(lifeline, selectors.EVENT_READ, "grader")
@@ -280,11 +372,13 @@ def serve(
 def main(argv: list[str]) -> int:
     if len(argv) < 2:
         print(
-            "usage: python -m bertlab_grader.sandbox.warm.zygote CONTROL_SOCKET LIFELINE_FD [MODULE ...]",
+            "usage: python -m bertlab_grader.sandbox.warm.zygote CONTROL_SOCKET LIFELINE_FD [--many] "
+            "[MODULE ...]",
             file=sys.stderr,
         )
         return 2
-    return serve(argv[0], int(argv[1]), argv[2:])
+    many = argv[2:3] == ["--many"]
+    return serve(argv[0], int(argv[1]), argv[2 + many :], many=many)
 
 
 if __name__ == "__main__":
