@@ -180,10 +180,9 @@ def default_workers(submissions: int, cores: int | None = None) -> int:
 
 
 def tests_zygote(course: Path, env: dict[str, str]):
-    """The tests' zygote every worker shares, and what to add to their environment to use it
-    (:func:`bertlab_grader.sandbox.warm.pool.share_tests_zygote`), or None. Started here, once,
-    with the course's sandbox settings, after the course's ``prepare`` functions (which make the
-    folders a kernel reads)."""
+    """The tests' zygote every worker shares, starting beside them
+    (:class:`bertlab_grader.sandbox.warm.pool.SharedTestsZygote`), with the course's sandbox
+    settings, after the course's ``prepare`` functions (which make the folders a kernel reads)."""
     import logging
 
     from traitlets.config.loader import PyFileConfigLoader
@@ -192,21 +191,15 @@ def tests_zygote(course: Path, env: dict[str, str]):
     from bertlab_grader.sandbox.settings import Sandbox
     from bertlab_grader.sandbox.warm import pool
 
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
-    saved = dict(os.environ)
-    try:
-        os.environ.clear()
-        os.environ.update(env)  # the course's functions see what the workers' will
+    def settings() -> Sandbox:
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
         for spec in GuardedExecute(config=config).prepare:
-            if spec not in GuardedExecute._prepared:
-                call(spec)
-                GuardedExecute._prepared.add(spec)
-        # the environment a worker's kernel is started in: nbgrader's autograde adds this one
-        kernels = {**env, "NBGRADER_EXECUTION": "autograde"}
-        return pool.share_tests_zygote(Sandbox(config=config), kernels, logging.getLogger(__name__))
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+            call(spec)
+        return Sandbox(config=config)
+
+    # the environment a worker's kernel is started in: nbgrader's autograde adds this one
+    kernels = {**env, "NBGRADER_EXECUTION": "autograde"}
+    return pool.SharedTestsZygote(settings, kernels, logging.getLogger(__name__)).start()
 
 
 @contextlib.contextmanager
@@ -216,10 +209,7 @@ def _stopping(shared):
         yield
     finally:
         if shared is not None:
-            from bertlab_grader.sandbox.warm.pool import ROOT_ENV
-
-            shared[0].stop()
-            shutil.rmtree(shared[1][ROOT_ENV], ignore_errors=True)
+            shared.stop()
 
 
 def autograde(
@@ -241,7 +231,7 @@ def autograde(
     outcomes = []
     shared = tests_zygote(course, env) if workers > 1 else None
     if shared is not None:
-        env.update(shared[1])
+        env.update(shared.env)
     with tempfile.TemporaryDirectory() as scratch, _stopping(shared):
         snapshot = str(
             Path(scratch) / "gradebook.db"

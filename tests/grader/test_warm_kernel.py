@@ -6,7 +6,6 @@ file and asks the zygote for a kernel of its own; these tests check the parts qu
 
 import asyncio
 import os
-import shutil
 import socket
 import time
 
@@ -85,7 +84,7 @@ print("torch" in sys.modules, os.getcwd().startswith("/tmp/k"), sorted(os.listdi
 
 
 def test_one_zygote_serves_tests_kernels_several_at_once(tmp_path, monkeypatch):
-    """The tests' zygote a grader's workers share (``pool.share_tests_zygote``): two tests' kernels
+    """The tests' zygote a grader's workers share (``pool.SharedTestsZygote``): two tests' kernels
     forked from it run at once, each in a folder of its own, and nothing of either is left after."""
     import logging
 
@@ -95,10 +94,10 @@ def test_one_zygote_serves_tests_kernels_several_at_once(tmp_path, monkeypatch):
     monkeypatch.setenv(pool.ENV_VAR, "on")
     config = Config()
     config.Sandbox.warm_imports = ["torch"]
-    shared = pool.share_tests_zygote(Sandbox(config=config), dict(os.environ), logging.getLogger())
-    assert shared is not None
-    zygote, env = shared
-    for name, value in env.items():
+    shared = pool.SharedTestsZygote(
+        lambda: Sandbox(config=config), dict(os.environ), logging.getLogger()
+    ).start()
+    for name, value in shared.env.items():
         monkeypatch.setenv(name, value)
     pool._shared.clear()
     try:
@@ -127,6 +126,7 @@ def test_one_zygote_serves_tests_kernels_several_at_once(tmp_path, monkeypatch):
                     await km.shutdown_kernel(now=True)
 
         warm, alive, outs = asyncio.run(kernels())
+        zygote = shared.zygote
         assert all(isinstance(w, pool.SharedZygote) for w in warm) and alive == [True, True]
         assert outs == ["True True ['data.txt', 'mine.txt']"] * 2, outs
         deadline = time.monotonic() + 10
@@ -139,8 +139,7 @@ def test_one_zygote_serves_tests_kernels_several_at_once(tmp_path, monkeypatch):
         assert not any(p.name.startswith("k") for p in zygote.scratch.iterdir()), "a slot is left"
     finally:
         pool._shared.clear()
-        zygote.stop()
-        shutil.rmtree(env[pool.ROOT_ENV], ignore_errors=True)
+        shared.stop()
 
 
 def test_warm_kernels_can_be_turned_off(tmp_path, monkeypatch):
