@@ -181,7 +181,7 @@ def default_workers(submissions: int, cores: int | None = None) -> int:
 
 def tests_zygote(course: Path, env: dict[str, str]):
     """The tests' zygote every worker shares, starting beside them
-    (:class:`bertlab_grader.sandbox.warm.pool.SharedTestsZygote`), with the course's sandbox
+    (:class:`bertlab_grader.sandbox.warm.shared.SharedTestsZygote`), with the course's sandbox
     settings, after the course's ``prepare`` functions (which make the folders a kernel reads)."""
     import logging
 
@@ -189,7 +189,7 @@ def tests_zygote(course: Path, env: dict[str, str]):
 
     from bertlab_grader.guarded_execute import GuardedExecute, call
     from bertlab_grader.sandbox.settings import Sandbox
-    from bertlab_grader.sandbox.warm import pool
+    from bertlab_grader.sandbox.warm.shared import SharedTestsZygote
 
     def settings() -> Sandbox:
         config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
@@ -199,7 +199,7 @@ def tests_zygote(course: Path, env: dict[str, str]):
 
     # the environment a worker's kernel is started in: nbgrader's autograde adds this one
     kernels = {**env, "NBGRADER_EXECUTION": "autograde"}
-    return pool.SharedTestsZygote(settings, kernels, logging.getLogger(__name__)).start()
+    return SharedTestsZygote(settings, kernels, logging.getLogger(__name__)).start()
 
 
 @contextlib.contextmanager

@@ -50,7 +50,7 @@ from bertlab_grader.sandbox.procfs import process_tree
 from bertlab_grader.sandbox import allowed, bwrap
 from bertlab_grader.sandbox.cgroup import KernelCgroup
 from bertlab_grader.sandbox.settings import Sandbox
-from bertlab_grader.sandbox.warm import pool, stub
+from bertlab_grader.sandbox.warm import pool, shared, stub
 
 
 def unsandboxed_refusal(mode: str) -> str | None:
@@ -191,8 +191,17 @@ class SandboxedKernelManager(AsyncKernelManager):
             and settings.warm_kernels
             and list(getattr(self.kernel_spec, "argv", [])[1:3]) == ["-m", "ipykernel_launcher"]
         )
-        zygote = (
-            pool.zygote_for(
+        zygote = None
+        if warm and self.role == "tests":  # the zygote a parallel grader's workers share, if any
+            zygote = shared.zygote_for(
+                self._readable(),
+                self._environment(),
+                self.log,
+                imports=settings.warm_imports,
+                **settings.sizes(),
+            )
+        if warm and zygote is None:
+            zygote = pool.zygote_for(
                 self._readable(),
                 self._environment(),
                 self.log,
@@ -200,9 +209,6 @@ class SandboxedKernelManager(AsyncKernelManager):
                 role=self.role,
                 **settings.sizes(),
             )
-            if warm
-            else None
-        )
         if zygote is not None:
             zygote.busy, self._warm = True, zygote
             if self._socket_dir is not None:

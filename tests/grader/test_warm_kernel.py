@@ -14,8 +14,7 @@ from traitlets.config import Config
 
 from bertlab_grader.sandbox import manager
 from bertlab_grader.sandbox.procfs import process_tree
-from bertlab_grader.sandbox.warm import pool
-from bertlab_grader.sandbox.warm import zygote as zygote_server
+from bertlab_grader.sandbox.warm import fork, pool, shared
 from test_crossing import third_party_imports
 from test_kernel_sandbox import needs_bwrap, run
 
@@ -84,7 +83,7 @@ print("torch" in sys.modules, os.getcwd().startswith("/tmp/k"), sorted(os.listdi
 
 
 def test_one_zygote_serves_tests_kernels_several_at_once(tmp_path, monkeypatch):
-    """The tests' zygote a grader's workers share (``pool.SharedTestsZygote``): two tests' kernels
+    """The tests' zygote a grader's workers share (``shared.SharedTestsZygote``): two tests' kernels
     forked from it run at once, each in a folder of its own, and nothing of either is left after."""
     import logging
 
@@ -94,12 +93,12 @@ def test_one_zygote_serves_tests_kernels_several_at_once(tmp_path, monkeypatch):
     monkeypatch.setenv(pool.ENV_VAR, "on")
     config = Config()
     config.Sandbox.warm_imports = ["torch"]
-    shared = pool.SharedTestsZygote(
+    tests_zygote = shared.SharedTestsZygote(
         lambda: Sandbox(config=config), dict(os.environ), logging.getLogger()
     ).start()
-    for name, value in shared.env.items():
+    for name, value in tests_zygote.env.items():
         monkeypatch.setenv(name, value)
-    pool._shared.clear()
+    shared._shared.clear()
     try:
 
         async def kernels():
@@ -126,8 +125,8 @@ def test_one_zygote_serves_tests_kernels_several_at_once(tmp_path, monkeypatch):
                     await km.shutdown_kernel(now=True)
 
         warm, alive, outs = asyncio.run(kernels())
-        zygote = shared.zygote
-        assert all(isinstance(w, pool.SharedZygote) for w in warm) and alive == [True, True]
+        zygote = tests_zygote.zygote
+        assert all(isinstance(w, shared.SharedZygote) for w in warm) and alive == [True, True]
         assert outs == ["True True ['data.txt', 'mine.txt']"] * 2, outs
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and set(process_tree(zygote.init_pid)) != {
@@ -138,8 +137,8 @@ def test_one_zygote_serves_tests_kernels_several_at_once(tmp_path, monkeypatch):
         assert set(process_tree(zygote.init_pid)) == {zygote.init_pid, zygote.pid}
         assert not any(p.name.startswith("k") for p in zygote.scratch.iterdir()), "a slot is left"
     finally:
-        pool._shared.clear()
-        shared.stop()
+        shared._shared.clear()
+        tests_zygote.stop()
 
 
 def test_warm_kernels_can_be_turned_off(tmp_path, monkeypatch):
@@ -167,7 +166,7 @@ def test_the_zygote_serves_only_processes_outside_its_sandbox():
         socket.AF_UNIX
     )  # a peer in this PID namespace, as a kernel is
     with inside, other:
-        assert not zygote_server._from_outside(inside)
+        assert not fork.from_outside(inside)
 
 
 def test_a_kernels_folder_is_copied_only_when_small(tmp_path):
@@ -192,7 +191,10 @@ def test_the_stub_and_the_zygote_import_the_standard_library_only():
     """The stub starts once per notebook and the zygote forks every kernel: importing either (and
     the packages above them) pulls in no third-party module, so neither costs an import a kernel
     does not ask for."""
-    statement = "import bertlab_grader.sandbox.warm.stub, bertlab_grader.sandbox.warm.zygote"
+    statement = (
+        "import bertlab_grader.sandbox.warm.stub, bertlab_grader.sandbox.warm.zygote, "
+        "bertlab_grader.sandbox.warm.many"
+    )
     assert third_party_imports(statement) == []
 
 

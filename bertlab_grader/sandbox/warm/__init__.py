@@ -32,6 +32,10 @@ How the parts meet, one module each (three programs, in three processes, and how
   submission leaves behind (a daemon, an IPython startup file) meets the next. The zygote is
   not dumpable, so a kernel cannot trace it or read its memory; a kernel that kills it only
   makes the next kernel start cold while a new zygote starts.
+- :mod:`~bertlab_grader.sandbox.warm.fork` is what the zygote does around a fork (read a stub's
+  request, become the kernel); :mod:`~bertlab_grader.sandbox.warm.many` is a zygote that forks
+  several tests' kernels at once, the one a parallel grader's workers share
+  (:mod:`~bertlab_grader.sandbox.warm.shared`): tests' kernels hold no submission's code.
 - The memory, process and thread caps (:class:`bertlab_grader.sandbox.limits.KernelWatch`)
   watch everything in the sandbox except the zygote itself.
 
