@@ -152,7 +152,7 @@ test: install lint
 # make release (below), which also records each assignment's hidden tests in the gradebook.
 exercises: release
 
-# Served from the root (chapter links resolve, nbgrader finds its config); opens on exercises/.
+# Served from the root (nbgrader finds its config; a chapter's local build opens beside it); opens on exercises/.
 # student-lab/ is the student's Jupyter configuration, here and on the class's hub: nbgrader's
 # Validate button and Assignments tab (its own menu), without the instructor's formgrader, course
 # list and Create Assignment sidebar, and without JupyterLab's news pop-up and update check.
