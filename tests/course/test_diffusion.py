@@ -282,5 +282,5 @@ def test_the_recorded_canvases_are_of_the_shipped_models_on_chapter_7s_senses():
         manifest = json.loads((folder / "manifest.json").read_text())
         assert record["sha256"][model] == manifest["sha256"], (
             f"the shipped {model} is not the one evaluation.json recorded: run"
-            " `PYTHONPATH=book python -m recipes.diffusion.evaluate`"
+            " `make diffusion-evaluate`"
         )
