@@ -67,13 +67,18 @@ def cells(assignment: str) -> list[dict]:
 
 
 def defined_names(source: str) -> set[str]:
-    """The functions and classes a solution cell defines (top level)."""
+    """The functions and classes a solution cell defines (top level), and the names it assigns
+    there (a "predict, then measure" answer: ``PREDICT_WARMUP = "b"``)."""
     try:
-        return {
-            n.name for n in ast.parse(source).body if isinstance(n, (ast.FunctionDef, ast.ClassDef))
-        }
+        body = ast.parse(source).body
     except SyntaxError:
         return set()
+    names = {n.name for n in body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    for node in body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return names
 
 
 def mentions(source: str, names: set[str]) -> bool:

@@ -247,6 +247,12 @@ def train_step(model, batch, optimizer, scheduler, max_grad_norm=1.0):
     return loss.item()
 """,
     },
+    # The prediction, a wrong letter (0.45, a decay over all N steps): right in form, wrong in answer.
+    "predict_wrong_letter": {
+        "impl_predict_warmup": """
+PREDICT_WARMUP = "a"
+""",
+    },
 }
 
 #: The core conceptual mistake of each function -> words its visible-test failure must contain.
@@ -301,6 +307,12 @@ def train_step(model, batch, optimizer, scheduler, max_grad_norm=1.0):
     scheduler.step()
     optimizer.zero_grad(set_to_none=False)
     return float(output.loss.detach())
+""",
+    },
+    # The right letter, in capitals and with spaces around it.
+    "predict_capital_spaced": {
+        "impl_predict_warmup": """
+PREDICT_WARMUP = " B "
 """,
     },
 }

@@ -409,6 +409,12 @@ def fill_left_to_right(model, tokenizer, prompt, n_tokens):
     return tokenizer.decode(ids[1:-1])
 """,
     },
+    # The prediction, a wrong letter (BERT read as a left-to-right reader): right in form, wrong in answer.
+    "predict_wrong_letter": {
+        "impl_predict_blanks": """
+PREDICT_BLANKS = "a"
+""",
+    },
 }
 
 CORE = {
@@ -486,6 +492,12 @@ def distinct_n(texts, n):
         counts.update(zip(*[words[i:] for i in range(n)]))
     total = sum(counts.values())
     return float(len(counts) / total) if total else 0.0
+""",
+    },
+    # The right letter, in capitals and with spaces around it.
+    "predict_capital_spaced": {
+        "impl_predict_blanks": """
+PREDICT_BLANKS = " B "
 """,
     },
 }

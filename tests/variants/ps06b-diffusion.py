@@ -320,6 +320,12 @@ def unmask_step(canvas, logits, n_commit, mask_token_id):
     return out
 """,
     },
+    # The prediction, a wrong letter (the weight t instead of 1/t): right in form, wrong in answer.
+    "predict_wrong_letter": {
+        "impl_predict_loss_weight": """
+PREDICT_LOSS_WEIGHT = "b"
+""",
+    },
 }
 
 # The core mistake of each function, and the words its visible test's message must say.
@@ -430,6 +436,12 @@ def unmask_step(canvas, logits, n_commit, mask_token_id):
         for i in ranked[:n_commit]:
             out[b, i] = int(log_p[b, i].argmax())
     return out
+""",
+    },
+    # The right letter, in capitals and with spaces around it.
+    "predict_capital_spaced": {
+        "impl_predict_loss_weight": """
+PREDICT_LOSS_WEIGHT = " A "
 """,
     },
 }

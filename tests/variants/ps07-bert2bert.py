@@ -224,6 +224,12 @@ def greedy_decode(model, input_ids, attention_mask, max_new_tokens: int):
     return out
 """,
     },
+    # The prediction, a wrong letter (12H^2, a whole layer's): right in form, wrong in answer.
+    "predict_wrong_letter": {
+        "impl_predict_cross_attention": """
+PREDICT_CROSS_ATTENTION = "c"
+""",
+    },
 }
 
 CORE = {
@@ -309,6 +315,12 @@ def greedy_decode(model, input_ids, attention_mask, max_new_tokens):
             if finished.all():
                 break
     return out
+""",
+    },
+    # The right letter, in capitals and with spaces around it.
+    "predict_capital_spaced": {
+        "impl_predict_cross_attention": """
+PREDICT_CROSS_ATTENTION = " B "
 """,
     },
 }

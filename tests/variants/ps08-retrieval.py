@@ -237,6 +237,12 @@ def build_messages(question, passages):
             {"role": "user", "content": user}]
 """,
     },
+    # The prediction, a wrong letter (recall@k read as precision@k, which can fall): right in form, wrong in answer.
+    "predict_wrong_letter": {
+        "impl_predict_recall": """
+PREDICT_RECALL = "a"
+""",
+    },
 }
 
 CORE = {
@@ -301,6 +307,12 @@ def recall_at_k(retrieved, relevant, k):
     if len(shares) == 0:
         return 0.0
     return torch.tensor(shares).mean().item()
+""",
+    },
+    # The right letter, in capitals and with spaces around it.
+    "predict_capital_spaced": {
+        "impl_predict_recall": """
+PREDICT_RECALL = " B "
 """,
     },
 }
