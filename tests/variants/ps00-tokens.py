@@ -157,12 +157,20 @@ def segment_ids(input_ids, sep_token_id):
     return out
 """,
     },
+    # Predicts 'b': the longest-looking word, not the rarest.
+    # The visible test (a letter) passes; the hidden one fails.
+    "prediction_tempting_wrong": {"impl_predict_most_pieces": 'PREDICT_MOST_PIECES = "b"\n'},
+    # Writes the measured number instead of a letter: the visible test names the form.
+    "prediction_not_a_letter": {
+        "impl_predict_most_pieces": 'PREDICT_MOST_PIECES = "the measured number"\n'
+    },
 }
 
 CORE = {
     "pad_mask_marks_padding": "attention mask",
     "pieces_counts_specials": "special tokens",
     "segment_after_first_sep": "0 again for padding",
+    "prediction_not_a_letter": "one letter",
 }
 
 CORRECT = {
@@ -196,5 +204,9 @@ def segment_ids(input_ids, sep_token_id):
             out[b, seps[0] + 1 : seps[1] + 1] = 1
     return out
 """,
+    },
+    # The right letter, with a comment of the student's own: full marks.
+    "prediction_right": {
+        "impl_predict_most_pieces": 'PREDICT_MOST_PIECES = "d"  # measured, and it holds\n'
     },
 }

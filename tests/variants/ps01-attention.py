@@ -108,6 +108,13 @@ def padding_mask(attention_mask):
     return m[:, None, None, :]
 """,
     },
+    # Predicts 'a': both masks let a later edit reach an early word.
+    # The visible test (a letter) passes; the hidden one fails.
+    "prediction_tempting_wrong": {"impl_predict_edit_last_word": 'PREDICT_EDIT_LAST_WORD = "a"\n'},
+    # Writes the measured number instead of a letter: the visible test names the form.
+    "prediction_not_a_letter": {
+        "impl_predict_edit_last_word": 'PREDICT_EDIT_LAST_WORD = "the measured number"\n'
+    },
 }
 
 CORE = {
@@ -116,6 +123,7 @@ CORE = {
     "attention_without_scale": "sqrt(d)",
     "softmax_over_queries": "softmax axis",
     "bert_forgets_the_mask": "padding mask",
+    "prediction_not_a_letter": "one letter",
 }
 
 CORRECT = {
@@ -191,5 +199,9 @@ def bert_self_attention(hidden_states, attention, attention_mask):
     weights = torch.softmax(scores + additive, dim=-1)
     return torch.einsum("bhij,bjhd->bihd", weights, v).reshape(B, T, H)
 """,
+    },
+    # The right letter, with a comment of the student's own: full marks.
+    "prediction_right": {
+        "impl_predict_edit_last_word": 'PREDICT_EDIT_LAST_WORD = "b"  # measured, and it holds\n'
     },
 }

@@ -162,12 +162,20 @@ def word_vector(model, tokenizer, sentence, word):
     raise ValueError(word)
 """,
     },
+    # Predicts 'a': one vector per real token, as if padding got none.
+    # The visible test (a letter) passes; the hidden one fails.
+    "prediction_tempting_wrong": {"impl_predict_padded_vectors": 'PREDICT_PADDED_VECTORS = "a"\n'},
+    # Writes the measured number instead of a letter: the visible test names the form.
+    "prediction_not_a_letter": {
+        "impl_predict_padded_vectors": 'PREDICT_PADDED_VECTORS = "the measured number"\n'
+    },
 }
 
 CORE = {
     "mean_over_padding": "padding",
     "cosine_normalises_columns": "its own length",
     "word_first_piece_only": "pieces",
+    "prediction_not_a_letter": "one letter",
 }
 
 CORRECT = {
@@ -268,5 +276,9 @@ def word_vector(model, tokenizer, sentence, word):
             return model(**enc).last_hidden_state[0, positions].mean(dim=0)
     raise ValueError(word)
 """,
+    },
+    # The right letter, with a comment of the student's own: full marks.
+    "prediction_right": {
+        "impl_predict_padded_vectors": 'PREDICT_PADDED_VECTORS = "b"  # measured, and it holds\n'
     },
 }

@@ -184,6 +184,13 @@ def word_level_predictions(logits, word_ids):
     return out
 """,
     },
+    # Predicts 'd': one score per (start, end) pair, what qa_best_span ranks.
+    # The visible test (a letter) passes; the hidden one fails.
+    "prediction_tempting_wrong": {"impl_predict_qa_scores": 'PREDICT_QA_SCORES = "d"\n'},
+    # Writes the measured number instead of a letter: the visible test names the form.
+    "prediction_not_a_letter": {
+        "impl_predict_qa_scores": 'PREDICT_QA_SCORES = "the measured number"\n'
+    },
 }
 
 CORE = {
@@ -191,6 +198,7 @@ CORE = {
     "mlm_without_bias": "bias",
     "qa_end_before_start": "end before start",
     "words_last_piece": "first piece",
+    "prediction_not_a_letter": "one letter",
 }
 
 CORRECT = {
@@ -277,5 +285,9 @@ def mlm_head_logits(hidden_states, mlm_model):
     x = F.layer_norm(x, (x.shape[-1],), t.LayerNorm.weight.double(), t.LayerNorm.bias.double(), t.LayerNorm.eps)
     return x @ mlm_model.bert.embeddings.word_embeddings.weight.double().T + p.bias.double()
 """,
+    },
+    # The right letter, with a comment of the student's own: full marks.
+    "prediction_right": {
+        "impl_predict_qa_scores": 'PREDICT_QA_SCORES = "b"  # measured, and it holds\n'
     },
 }

@@ -156,6 +156,13 @@ def mlm_loss(logits, labels):
     return -(lp * keep).sum() / keep.sum()
 """,
     },
+    # Predicts 'a': 15%, the share selected, taken for the share that shows [MASK].
+    # The visible test (a letter) passes; the hidden one fails.
+    "prediction_tempting_wrong": {"impl_predict_mask_share": 'PREDICT_MASK_SHARE = "a"\n'},
+    # Writes the measured number instead of a letter: the visible test names the form.
+    "prediction_not_a_letter": {
+        "impl_predict_mask_share": 'PREDICT_MASK_SHARE = "the measured number"\n'
+    },
 }
 
 CORE = {
@@ -163,6 +170,7 @@ CORE = {
     "labels_zero_for_unselected": "the value the loss ignores",
     "loss_mean_over_all_positions": "-100 labels are not scored",
     "fill_renormalised_top_k": "whole vocabulary",
+    "prediction_not_a_letter": "one letter",
 }
 
 CORRECT = {
@@ -235,5 +243,9 @@ def mlm_loss(logits, labels):
     lp = torch.log_softmax(logits[keep].double(), dim=-1)   # double precision for a stable mean
     return -lp[torch.arange(lp.shape[0]), labels[keep]].mean()
 """,
+    },
+    # The right letter, with a comment of the student's own: full marks.
+    "prediction_right": {
+        "impl_predict_mask_share": 'PREDICT_MASK_SHARE = "b"  # measured, and it holds\n'
     },
 }
