@@ -34,6 +34,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.services, pytest.mark.system]
 
 FUNCTIONS = {"impl_pad_batch": "pad_batch", "impl_pieces_per_word": "pieces_per_word",
              "impl_segment_ids": "segment_ids"}  # fmt: skip
+# Each answer cell the student fills in, and text that finds it: the functions, and the prediction
+ANSWERS = {**{grade_id: f"def {name}(" for grade_id, name in FUNCTIONS.items()},
+           "impl_predict_most_pieces": "PREDICT_MOST_PIECES ="}  # fmt: skip
 MARKERS = {"### BEGIN SOLUTION", "### END SOLUTION"}
 STEP_MS = 60_000  # one click's answer on a loaded machine
 SPAWN_MS = 240_000  # the hub gives a server 180 s to answer (hub/jupyterhub_config.py)
@@ -46,13 +49,13 @@ RELEASED, FETCHED, SUBMITTED = ("#released_assignments_list", "#fetched_assignme
 
 
 def typed_solution() -> dict[str, str]:
-    """What the student who does the work types into each function's cell: the reference
-    solution, its ``### BEGIN/END SOLUTION`` lines left out."""
+    """What the student who does the work types into each answer cell: the reference solution,
+    its ``### BEGIN/END SOLUTION`` lines left out."""
     solution = course_fixture.solution_notebook(ASSIGNMENT)
     typed = {}
     for cell in solution.cells:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if grade_id in FUNCTIONS:
+        if grade_id in ANSWERS:
             lines = cell.source.splitlines()
             typed[grade_id] = "\n".join(line for line in lines if line.strip() not in MARKERS)
     return typed
@@ -117,11 +120,9 @@ class Student:
         self.page.locator(".jp-NotebookPanel .jp-CodeCell", has_text="def pad_batch(").wait_for()
 
     def write(self, sources: dict[str, str]) -> None:
-        """Replace each function's cell with ``sources[grade_id]``, as one types or pastes it."""
+        """Replace each answer cell with ``sources[grade_id]``, as one types or pastes it."""
         for grade_id, source in sources.items():
-            cell = self.page.locator(
-                ".jp-NotebookPanel .jp-CodeCell", has_text=f"def {FUNCTIONS[grade_id]}("
-            )
+            cell = self.page.locator(".jp-NotebookPanel .jp-CodeCell", has_text=ANSWERS[grade_id])
             cell.locator(".cm-content").click()
             self.page.keyboard.press("Control+a")
             self.page.keyboard.insert_text(source)
