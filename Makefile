@@ -127,6 +127,9 @@ book/live/node_modules/.package-lock.json: book/live/package-lock.json
 #                26 (the book built in 19, the tests 24.5, the site's checks 3 beside them, then
 #                the screenshots 1.5): 27.5 min for .ci/run on a fresh clone.
 JOBS ?= 2
+# make test's tests beside the book: most of their time is spent waiting (kernels starting, servers,
+# Chromium; .ci/run used 141% of 2 cores with two workers), so one worker more than the cores.
+TEST_JOBS ?= 3
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadgroup --durations=15
 
 check: export OMP_NUM_THREADS := 1
@@ -137,7 +140,7 @@ test: export OMP_NUM_THREADS := 1
 test: install lint
 	@mkdir -p _build
 	@$(MAKE) --no-print-directory book > _build/book.log 2>&1 & book=$$!; \
-	nice -n 10 $(PYTEST) -m "not site" & tests=$$!; \
+	nice -n 10 $(PYTEST) -n $(TEST_JOBS) -m "not site" & tests=$$!; \
 	wait $$book; book_rc=$$?; site_rc=1; \
 	[ $$book_rc -ne 0 ] || { $(PYTEST) -m site --ignore=tests/site/test_browser.py > _build/site.log 2>&1; site_rc=$$?; }; \
 	wait $$tests; tests_rc=$$?; \
