@@ -122,3 +122,12 @@ def child(request: dict, fds: list[int], close: list, own_tmp: bool = False) -> 
         sys.stderr.flush()
     finally:
         os._exit(code)
+
+
+def stub_gone(conn: socket.socket) -> bool:
+    """Read what the stub on ``conn`` sent (it sends nothing after its request): whether it has
+    gone, killed or ended, so that its kernel must go too."""
+    try:
+        return not conn.recv(4096)
+    except OSError:
+        return True

@@ -17,7 +17,7 @@ import socket
 from pathlib import Path
 
 from bertlab_grader.sandbox.warm.protocol import send
-from bertlab_grader.sandbox.warm.fork import child, kill_group, read_request
+from bertlab_grader.sandbox.warm.fork import child, kill_group, read_request, stub_gone
 
 
 def serve_many(listener: socket.socket, lifeline: int) -> int:
@@ -84,10 +84,6 @@ def serve_many(listener: socket.socket, lifeline: int) -> int:
                 end(what[1])
             elif what[0] == "conn" and what[1] in kernels:
                 conn = kernels[what[1]][0]
-                try:
-                    data = conn.recv(4096)
-                except OSError:
-                    data = b""
-                if not data:  # the stub is gone (killed): so is its kernel
+                if stub_gone(conn):  # so is its kernel
                     events.unregister(conn)
                     kill_group(what[1])

@@ -25,7 +25,13 @@ from pathlib import Path
 
 from bertlab_grader.sandbox.procfs import kill_all
 from bertlab_grader.sandbox.warm.many import serve_many
-from bertlab_grader.sandbox.warm.fork import child, kill_group, read_request, set_dumpable
+from bertlab_grader.sandbox.warm.fork import (
+    child,
+    kill_group,
+    read_request,
+    set_dumpable,
+    stub_gone,
+)
 from bertlab_grader.sandbox.warm.protocol import READY, send
 
 #: What the zygote imports before it forks besides the course's modules: the kernel itself, and
@@ -127,11 +133,7 @@ def _serve_one(conn: socket.socket, listener: socket.socket, lifeline: int, scra
             if key.data == "kernel":
                 status = os.waitpid(pid, 0)[1]
             elif key.data == "stub":
-                try:
-                    data = conn.recv(4096)
-                except OSError:
-                    data = b""
-                if not data:  # the stub is gone (killed): so is its kernel
+                if stub_gone(conn):  # so is its kernel
                     watch.unregister(conn)
                     kill_group(pid)
             elif key.data == "grader" and not os.read(lifeline, 1):
