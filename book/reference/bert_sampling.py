@@ -17,8 +17,8 @@ and differs only in which blank it fills when, and how:
 
 Each takes a list of prompts and runs them as one right-padded batch (one forward pass per step
 for the whole batch, with no cache: :class:`bertlab.generation.ForwardCounter` counts them), and returns the
-generated token ids of each prompt. ps06 asks for one-sequence versions of ``fill_left_to_right``,
-``gibbs_step`` and ``mask_predict``, so these live with the book, not in the installed package
+generated token ids of each prompt. ps06 asks for one-sequence versions of ``gibbs_step`` and
+``mask_predict``, and for ``fill_left_to_right`` in blocks, so these live with the book, not in the installed package
 (see :mod:`reference`); ``tests/course/test_forced_generation.py`` checks that these batched ones agree
 with plain one-sequence loops.
 """

@@ -2,60 +2,150 @@
 the tests prove with it is in tests/assignments/test_variants.py."""
 
 WRONG = {
-    # fill_left_to_right ------------------------------------------------------------------------
-    # All blanks filled from one forward pass: no blank sees the words chosen before it.
-    "fill_all_in_one_pass": {
-        "impl_fill_left_to_right": """
-def fill_left_to_right(model, tokenizer, prompt, n_tokens):
+    # fill_in_blocks ----------------------------------------------------------------------------
+    # One forward pass per blank, block or not: each blank of a block sees the ones filled before it.
+    "blocks_one_blank_per_pass": {
+        "impl_fill_in_blocks": """
+def fill_in_blocks(model, tokenizer, prompt, n_tokens, block_size):
     ids = tokenizer(prompt)["input_ids"]
+    first = len(ids) - 1
     ids = torch.tensor(ids[:-1] + [tokenizer.mask_token_id] * n_tokens + ids[-1:])
-    start = len(ids) - 1 - n_tokens
+    with torch.no_grad():
+        for start in range(first, first + n_tokens, block_size):
+            for position in range(start, min(start + block_size, first + n_tokens)):
+                ids[position] = model(input_ids=ids[None]).logits[0, position].argmax()
+    return ids[first:first + n_tokens].tolist()
+""",
+    },
+    # Every blank from one forward pass: block_size ignored.
+    "blocks_all_in_one_pass": {
+        "impl_fill_in_blocks": """
+def fill_in_blocks(model, tokenizer, prompt, n_tokens, block_size):
+    ids = tokenizer(prompt)["input_ids"]
+    first = len(ids) - 1
+    ids = torch.tensor(ids[:-1] + [tokenizer.mask_token_id] * n_tokens + ids[-1:])
     with torch.no_grad():
         logits = model(input_ids=ids[None]).logits[0]
-    ids[start:start + n_tokens] = logits[start:start + n_tokens].argmax(-1)
-    return tokenizer.decode(ids, skip_special_tokens=True)
+    ids[first:first + n_tokens] = logits[first:first + n_tokens].argmax(-1)
+    return ids[first:first + n_tokens].tolist()
 """,
     },
-    # The most confident blank is filled first (an easy-first order), not the leftmost.
-    "fill_most_confident_first": {
-        "impl_fill_left_to_right": """
-def fill_left_to_right(model, tokenizer, prompt, n_tokens):
+    # The blocks cut from the left, but the rightmost filled first.
+    "blocks_rightmost_first": {
+        "impl_fill_in_blocks": """
+def fill_in_blocks(model, tokenizer, prompt, n_tokens, block_size):
     ids = tokenizer(prompt)["input_ids"]
+    first = len(ids) - 1
     ids = torch.tensor(ids[:-1] + [tokenizer.mask_token_id] * n_tokens + ids[-1:])
-    for _ in range(n_tokens):
-        with torch.no_grad():
-            probs = model(input_ids=ids[None]).logits[0].softmax(-1)
-        best, tokens = probs.max(-1)
-        best[ids != tokenizer.mask_token_id] = -1.0
-        position = int(best.argmax())
-        ids[position] = tokens[position]
-    return tokenizer.decode(ids, skip_special_tokens=True)
-""",
-    },
-    # One blank too many: n_tokens + 1 [MASK]s laid out, n_tokens filled, the last left (and dropped by decode).
-    "fill_one_blank_too_many": {
-        "impl_fill_left_to_right": """
-def fill_left_to_right(model, tokenizer, prompt, n_tokens):
-    ids = tokenizer(prompt)["input_ids"]
-    start = len(ids) - 1
-    ids = torch.tensor(ids[:-1] + [tokenizer.mask_token_id] * (n_tokens + 1) + ids[-1:])
     with torch.no_grad():
-        for position in range(start, start + n_tokens):
-            ids[position] = model(input_ids=ids[None]).logits[0, position].argmax()
-    return tokenizer.decode(ids, skip_special_tokens=True)
+        for start in reversed(range(first, first + n_tokens, block_size)):
+            block = slice(start, min(start + block_size, first + n_tokens))
+            ids[block] = model(input_ids=ids[None]).logits[0, block].argmax(-1)
+    return ids[first:first + n_tokens].tolist()
 """,
     },
-    # [SEP] dropped: the blanks are appended after the prompt with nothing closing the sentence.
-    "fill_drops_sep": {
-        "impl_fill_left_to_right": """
-def fill_left_to_right(model, tokenizer, prompt, n_tokens):
-    ids = tokenizer(prompt)["input_ids"][:-1]
-    start = len(ids)
+    # The shorter last block cut at the front: blocks 1 | 2 3 | 4 5 instead of 1 2 | 3 4 | 5.
+    "blocks_remainder_first": {
+        "impl_fill_in_blocks": """
+def fill_in_blocks(model, tokenizer, prompt, n_tokens, block_size):
+    ids = tokenizer(prompt)["input_ids"]
+    first = len(ids) - 1
+    ids = torch.tensor(ids[:-1] + [tokenizer.mask_token_id] * n_tokens + ids[-1:])
+    end = first + n_tokens
+    bounds = list(range(end, first, -block_size))[::-1]
+    with torch.no_grad():
+        for lo, hi in zip([first] + bounds[:-1], bounds):
+            ids[lo:hi] = model(input_ids=ids[None]).logits[0, lo:hi].argmax(-1)
+    return ids[first:first + n_tokens].tolist()
+""",
+    },
+    # n // b + 1 passes: right when b does not divide n, one pass too many (filling nothing) when it does.
+    "blocks_extra_pass_when_divisible": {
+        "impl_fill_in_blocks": """
+def fill_in_blocks(model, tokenizer, prompt, n_tokens, block_size):
+    ids = tokenizer(prompt)["input_ids"]
+    first = len(ids) - 1
+    ids = torch.tensor(ids[:-1] + [tokenizer.mask_token_id] * n_tokens + ids[-1:])
+    with torch.no_grad():
+        for k in range(n_tokens // block_size + 1):
+            lo = first + k * block_size
+            hi = min(lo + block_size, first + n_tokens)
+            ids[lo:hi] = model(input_ids=ids[None]).logits[0, lo:hi].argmax(-1)
+    return ids[first:first + n_tokens].tolist()
+""",
+    },
+    # n // b passes: the blanks of a shorter last block are never filled.
+    "blocks_floor_drops_remainder": {
+        "impl_fill_in_blocks": """
+def fill_in_blocks(model, tokenizer, prompt, n_tokens, block_size):
+    ids = tokenizer(prompt)["input_ids"]
+    first = len(ids) - 1
+    ids = torch.tensor(ids[:-1] + [tokenizer.mask_token_id] * n_tokens + ids[-1:])
+    with torch.no_grad():
+        for k in range(n_tokens // block_size):
+            lo = first + k * block_size
+            ids[lo:lo + block_size] = model(input_ids=ids[None]).logits[0, lo:lo + block_size].argmax(-1)
+    return ids[first:first + n_tokens].tolist()
+""",
+    },
+    # The later blocks are not laid out: each pass appends the next block's blanks before [SEP].
+    "blocks_appended_block_by_block": {
+        "impl_fill_in_blocks": """
+def fill_in_blocks(model, tokenizer, prompt, n_tokens, block_size):
+    ids = tokenizer(prompt)["input_ids"]
+    first, written = len(ids) - 1, []
+    while len(written) < n_tokens:
+        size = min(block_size, n_tokens - len(written))
+        x = torch.tensor(ids[:-1] + written + [tokenizer.mask_token_id] * size + ids[-1:])
+        with torch.no_grad():
+            logits = model(input_ids=x[None]).logits[0]
+        lo = first + len(written)
+        written += logits[lo:lo + size].argmax(-1).tolist()
+    return written
+""",
+    },
+    # The blanks laid out after [SEP], at the end of the sequence.
+    "blocks_after_sep": {
+        "impl_fill_in_blocks": """
+def fill_in_blocks(model, tokenizer, prompt, n_tokens, block_size):
+    ids = tokenizer(prompt)["input_ids"]
+    first = len(ids)
     ids = torch.tensor(ids + [tokenizer.mask_token_id] * n_tokens)
     with torch.no_grad():
-        for position in range(start, start + n_tokens):
-            ids[position] = model(input_ids=ids[None]).logits[0, position].argmax()
-    return tokenizer.decode(ids, skip_special_tokens=True)
+        for start in range(first, first + n_tokens, block_size):
+            block = slice(start, min(start + block_size, first + n_tokens))
+            ids[block] = model(input_ids=ids[None]).logits[0, block].argmax(-1)
+    return ids[first:first + n_tokens].tolist()
+""",
+    },
+    # Special tokens excluded from the argmax at each blank.
+    "blocks_exclude_special_tokens": {
+        "impl_fill_in_blocks": """
+def fill_in_blocks(model, tokenizer, prompt, n_tokens, block_size):
+    ids = tokenizer(prompt)["input_ids"]
+    first = len(ids) - 1
+    ids = torch.tensor(ids[:-1] + [tokenizer.mask_token_id] * n_tokens + ids[-1:])
+    with torch.no_grad():
+        for start in range(first, first + n_tokens, block_size):
+            block = slice(start, min(start + block_size, first + n_tokens))
+            logits = model(input_ids=ids[None]).logits[0, block]
+            logits[:, tokenizer.all_special_ids] = float("-inf")
+            ids[block] = logits.argmax(-1)
+    return ids[first:first + n_tokens].tolist()
+""",
+    },
+    # Each pass writes its block and rewrites every block before it from the same logits.
+    "blocks_rewrite_earlier_blocks": {
+        "impl_fill_in_blocks": """
+def fill_in_blocks(model, tokenizer, prompt, n_tokens, block_size):
+    ids = tokenizer(prompt)["input_ids"]
+    first = len(ids) - 1
+    ids = torch.tensor(ids[:-1] + [tokenizer.mask_token_id] * n_tokens + ids[-1:])
+    with torch.no_grad():
+        for start in range(first, first + n_tokens, block_size):
+            done = slice(first, min(start + block_size, first + n_tokens))
+            ids[done] = model(input_ids=ids[None]).logits[0, done].argmax(-1)
+    return ids[first:first + n_tokens].tolist()
 """,
     },
     # gibbs_step ----------------------------------------------------------------------------------
@@ -308,21 +398,6 @@ def distinct_n(texts, n):
     return len(set(grams)) / len(grams) if grams else 0.0
 """,
     },
-    # Special tokens excluded from the argmax at each blank (found by review).
-    "fill_excludes_special_tokens": {
-        "impl_fill_left_to_right": """
-def fill_left_to_right(model, tokenizer, prompt, n_tokens):
-    ids = tokenizer(prompt)["input_ids"]
-    ids = torch.tensor(ids[:-1] + [tokenizer.mask_token_id] * n_tokens + ids[-1:])
-    start = len(ids) - 1 - n_tokens
-    with torch.no_grad():
-        for position in range(start, start + n_tokens):
-            logits = model(input_ids=ids[None]).logits[0, position]
-            logits[tokenizer.all_special_ids] = float("-inf")
-            ids[position] = logits.argmax()
-    return tokenizer.decode(ids, skip_special_tokens=True)
-""",
-    },
     # "Draw a new token": the token already at the position is excluded from the candidates (found by review).
     "gibbs_excludes_current_token": {
         "impl_gibbs_step": """
@@ -394,21 +469,6 @@ def distinct_n(texts, n):
     return len(set(grams)) / len(grams) if grams else 0
 """,
     },
-    # Decodes without skip_special_tokens=True: a special token that wins a blank stays in the text.
-    "fill_decode_keeps_special_tokens": {
-        "impl_fill_left_to_right": """
-def fill_left_to_right(model, tokenizer, prompt, n_tokens):
-    enc = tokenizer(prompt)["input_ids"]
-    ids = list(enc[:-1]) + [tokenizer.mask_token_id] * n_tokens + [enc[-1]]
-    for j in range(n_tokens):
-        position = len(ids) - 1 - n_tokens + j
-        with torch.inference_mode():
-            mask = torch.ones(1, len(ids), dtype=torch.long)
-            logits = model(input_ids=torch.tensor([ids]), attention_mask=mask).logits
-        ids[position] = int(logits[0, position].argmax())
-    return tokenizer.decode(ids[1:-1])
-""",
-    },
     # The prediction, a wrong letter (BERT read as a left-to-right reader): right in form, wrong in answer.
     "predict_wrong_letter": {
         "impl_predict_blanks": """
@@ -418,26 +478,63 @@ PREDICT_BLANKS = "a"
 }
 
 CORE = {
-    "fill_all_in_one_pass": "one at a time",
+    "blocks_one_blank_per_pass": "share one forward pass",
+    "blocks_all_in_one_pass": "one forward pass per block",
     "gibbs_no_mask": "[MASK] before the forward pass",
     "mask_predict_remasks_most_confident": "least confident",
     "distinct_per_text_averaged": "over all texts together",
 }
 
 CORRECT = {
-    # Decodes the inside of [CLS] ... [SEP]; a Python loop over the blanks counted from the end.
-    "fill_decode_inside": {
-        "impl_fill_left_to_right": """
-def fill_left_to_right(model, tokenizer, prompt, n_tokens):
+    # The blanks' positions split into blocks (torch.split), an attention mask passed, inference_mode.
+    "blocks_split_positions": {
+        "impl_fill_in_blocks": """
+def fill_in_blocks(model, tokenizer, prompt, n_tokens, block_size):
     enc = tokenizer(prompt)["input_ids"]
-    ids = list(enc[:-1]) + [tokenizer.mask_token_id] * n_tokens + [enc[-1]]
-    for j in range(n_tokens):
-        position = len(ids) - 1 - n_tokens + j
+    ids = torch.tensor([enc[:-1] + [tokenizer.mask_token_id] * n_tokens + enc[-1:]])
+    blanks = torch.arange(len(enc) - 1, len(enc) - 1 + n_tokens)
+    for block in blanks.split(block_size):
         with torch.inference_mode():
-            mask = torch.ones(1, len(ids), dtype=torch.long)
-            logits = model(input_ids=torch.tensor([ids]), attention_mask=mask).logits
-        ids[position] = int(logits[0, position].argmax())
-    return tokenizer.decode(ids[1:-1], skip_special_tokens=True)
+            logits = model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits
+        ids[0, block] = logits[0, block].argmax(dim=-1)
+    return [int(t) for t in ids[0, blanks]]
+""",
+    },
+    # Python lists, math.ceil for the passes, the model called positionally, topk(1) for the argmax.
+    "blocks_lists_and_ceil": {
+        "impl_fill_in_blocks": """
+import math
+
+
+def fill_in_blocks(model, tokenizer, prompt, n_tokens, block_size):
+    enc = tokenizer(prompt)["input_ids"]
+    first = len(enc) - 1
+    ids = enc[:-1] + [tokenizer.mask_token_id] * n_tokens + enc[-1:]
+    for k in range(math.ceil(n_tokens / block_size)):
+        lo, hi = first + k * block_size, first + min((k + 1) * block_size, n_tokens)
+        with torch.no_grad():
+            logits = model(torch.tensor([ids])).logits[0]
+        ids[lo:hi] = logits[lo:hi].topk(1, dim=-1).indices[:, 0].tolist()
+    return ids[first:first + n_tokens]
+""",
+    },
+    # A while loop over a count of blanks written, the block's end clipped by min.
+    "blocks_while_written": {
+        "impl_fill_in_blocks": """
+def fill_in_blocks(model, tokenizer, prompt, n_tokens, block_size):
+    enc = tokenizer(prompt, return_tensors="pt")["input_ids"][0]
+    first = enc.numel() - 1
+    mask = torch.full((n_tokens,), tokenizer.mask_token_id)
+    ids = torch.cat([enc[:-1], mask, enc[-1:]])
+    written = 0
+    while written < n_tokens:
+        size = min(block_size, n_tokens - written)
+        with torch.no_grad():
+            logits = model(input_ids=ids.unsqueeze(0)).logits.squeeze(0)
+        where = torch.arange(first + written, first + written + size)
+        ids[where] = torch.argmax(logits[where], dim=-1)
+        written += size
+    return ids[first:first + n_tokens].tolist()
 """,
     },
     # Samples over the whole vocabulary with everything outside the top k at -inf (another draw path).
