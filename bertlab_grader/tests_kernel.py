@@ -196,16 +196,20 @@ class Serving:
 
     async def _read(self, timeout: float) -> None:
         """Read what has come from the kernel for this request, waiting at most ``timeout`` for
-        its reply."""
+        something on either channel: its reply (shell) or its outputs and status (iopub). Waking
+        on both matters: ``READY`` comes on iopub, and a wait on the shell channel alone would
+        leave every test cell idle until that wait ran out."""
         from queue import Empty
 
-        if self.reply is None:
+        if timeout > 0:
+            await self._wait(timeout)
+        while self.reply is None:
             try:
-                msg = await ensure_async(self.kc.shell_channel.get_msg(timeout=timeout))
-                if msg.get("parent_header", {}).get("msg_id") == self.msg_id:
-                    self.reply = msg
+                msg = await ensure_async(self.kc.shell_channel.get_msg(timeout=0))
             except Empty:
-                pass
+                break
+            if msg.get("parent_header", {}).get("msg_id") == self.msg_id:
+                self.reply = msg
         while True:
             try:
                 msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=0))
@@ -223,11 +227,31 @@ class Serving:
             elif msg.get("msg_type") == "status" and content.get("execution_state") == "idle":
                 self.idle = True
 
+    async def _wait(self, timeout: float) -> None:
+        """Wait until the iopub channel (and the shell channel, until the reply came) has a
+        message, or ``timeout`` seconds pass."""
+        import zmq
+        import zmq.asyncio
+
+        sockets = [self.kc.iopub_channel.socket]
+        if self.reply is None:
+            sockets.append(self.kc.shell_channel.socket)
+        if not all(isinstance(s, zmq.asyncio.Socket) for s in sockets):  # a blocking client
+            poller = zmq.Poller()
+            for s in sockets:
+                poller.register(s, zmq.POLLIN)
+            poller.poll(int(timeout * 1000))
+            return
+        poller = zmq.asyncio.Poller()
+        for s in sockets:
+            poller.register(s, zmq.POLLIN)
+        await poller.poll(int(timeout * 1000))
+
     async def started(self, timeout: float = 30) -> bool:
         """Whether the kernel serves (it said so before its request ended)."""
         deadline = time.monotonic() + timeout
         while not self.ready and self.reply is None and time.monotonic() < deadline:
-            await self._read(0.01)
+            await self._read(0.1)
             if not self.ready and self.reply is None and not await ensure_async(self.km.is_alive()):
                 return False
         await self._read(0)
@@ -236,7 +260,7 @@ class Serving:
     async def _ended(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and not (self.reply is not None and self.idle):
-            await self._read(0.02)
+            await self._read(min(0.1, max(0.0, deadline - time.monotonic())))
             if self.reply is not None:
                 deadline = min(deadline, time.monotonic() + 2)  # then its last outputs
             elif not await ensure_async(self.km.is_alive()):

@@ -125,6 +125,17 @@ class SandboxedKernelManager(AsyncKernelManager):
                 pid, memory, processes, threads=threads, cgroup=self._cgroup
             ).start()
 
+    async def _async_wait(self, pollinterval: float = 0.1) -> None:
+        """Wait for the kernel's process to end. jupyter_client checks every ``pollinterval``
+        (0.1 s); a killed kernel ends within milliseconds, and every notebook waits for two (the
+        student's and the tests'), so the checks start at 2 ms and double up to it."""
+        import asyncio
+
+        delay = 0.002
+        while await self._async_is_alive():
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, pollinterval)
+
     async def _warm_kernel_pid(self, timeout: float = 60) -> int | None:
         """The forked kernel's PID, which the stub writes once the zygote has forked it; None if
         the stub ends first or nothing comes in ``timeout`` seconds."""
