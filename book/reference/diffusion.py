@@ -12,7 +12,8 @@ It generates from a canvas of a prompt and N [MASK] tokens in K steps: at each s
 every masked position and commits the most confident few (LLaDA's "low-confidence remasking":
 the others stay masked for later steps).
 
-These are the reference versions of the masked-diffusion assignment's graded functions, so they
+These are the reference versions of the masked-diffusion assignment's graded functions (where
+this module has the even ``tokens_per_step``, ps06b grades MaskGIT's cosine schedule), so they
 live with the book, not in the installed package.
 """
 

@@ -161,42 +161,112 @@ def diffusion_loss(logits, targets, masked, t, maskable):
     return torch.tensor(total / maskable.sum().item())
 """,
     },
-    # tokens_per_step ---------------------------------------------------------------------------
-    # N // K every step: the remainder is never committed.
-    "schedule_floor_only": {
-        "impl_tokens_per_step": """
-def tokens_per_step(n_masked, steps):
+    # cosine_tokens_per_step --------------------------------------------------------------------
+    # The page's even schedule copied: as many positions early as late.
+    "cosine_even_schedule": {
+        "impl_cosine_tokens_per_step": """
+def cosine_tokens_per_step(n_masked, steps):
     if steps < 1:
         raise ValueError("steps must be at least 1")
-    return [n_masked // steps] * steps
+    return [n_masked // steps + (i < n_masked % steps) for i in range(steps)]
 """,
     },
-    # The remainder on the last steps.
-    "schedule_remainder_last": {
-        "impl_tokens_per_step": """
-def tokens_per_step(n_masked, steps):
+    # sin for cos: the schedule reversed, most positions committed early, few late.
+    "cosine_most_first": {
+        "impl_cosine_tokens_per_step": """
+def cosine_tokens_per_step(n_masked, steps):
     if steps < 1:
         raise ValueError("steps must be at least 1")
-    base, extra = divmod(n_masked, steps)
-    return [base + (1 if i >= steps - extra else 0) for i in range(steps)]
+    still = [math.floor(n_masked * (1 - math.sin(math.pi * k / (2 * steps)))) for k in range(steps)] + [0]
+    return [still[k - 1] - still[k] for k in range(1, steps + 1)]
 """,
     },
-    # At least one per step: more steps than positions commits more than there is.
-    "schedule_at_least_one": {
-        "impl_tokens_per_step": """
-def tokens_per_step(n_masked, steps):
+    # The paper's ceiling for the floor (the last step set to 0 by hand).
+    "cosine_ceil": {
+        "impl_cosine_tokens_per_step": """
+def cosine_tokens_per_step(n_masked, steps):
     if steps < 1:
         raise ValueError("steps must be at least 1")
-    base, extra = divmod(n_masked, steps)
-    return [max(1, base + (1 if i < extra else 0)) for i in range(steps)]
+    still = [math.ceil(n_masked * math.cos(math.pi * k / (2 * steps))) for k in range(steps)] + [0]
+    return [still[k - 1] - still[k] for k in range(1, steps + 1)]
 """,
     },
-    # No check of steps: 0 steps divides by zero.
-    "schedule_no_value_error": {
-        "impl_tokens_per_step": """
-def tokens_per_step(n_masked, steps):
-    base, extra = divmod(n_masked, steps)
-    return [base + (1 if i < extra else 0) for i in range(steps)]
+    # round() for the floor.
+    "cosine_round": {
+        "impl_cosine_tokens_per_step": """
+def cosine_tokens_per_step(n_masked, steps):
+    if steps < 1:
+        raise ValueError("steps must be at least 1")
+    still = [round(n_masked * math.cos(math.pi * k / (2 * steps))) for k in range(steps)] + [0]
+    return [still[k - 1] - still[k] for k in range(1, steps + 1)]
+""",
+    },
+    # Each step's share of the curve rounded down on its own, the remainder to the last step.
+    "cosine_remainder_to_last": {
+        "impl_cosine_tokens_per_step": """
+def cosine_tokens_per_step(n_masked, steps):
+    if steps < 1:
+        raise ValueError("steps must be at least 1")
+    gamma = [math.cos(math.pi * k / (2 * steps)) for k in range(steps + 1)]
+    plan = [math.floor(n_masked * (gamma[k - 1] - gamma[k])) for k in range(1, steps)]
+    return plan + [n_masked - sum(plan)]
+""",
+    },
+    # Off by one step (the paper's t/T read with t = 0 ... T - 1): the first step commits nothing.
+    "cosine_one_step_late": {
+        "impl_cosine_tokens_per_step": """
+def cosine_tokens_per_step(n_masked, steps):
+    if steps < 1:
+        raise ValueError("steps must be at least 1")
+    still = [n_masked] + [math.floor(n_masked * math.cos(math.pi * t / (2 * steps))) for t in range(steps)]
+    still[-1] = 0
+    return [still[k - 1] - still[k] for k in range(1, steps + 1)]
+""",
+    },
+    # google-research/maskgit's clamps: every step but the last keeps at least one mask and commits at least one.
+    "cosine_reference_clamps": {
+        "impl_cosine_tokens_per_step": """
+def cosine_tokens_per_step(n_masked, steps):
+    if steps < 1:
+        raise ValueError("steps must be at least 1")
+    still = [n_masked]
+    for k in range(1, steps):
+        masked = math.floor(n_masked * math.cos(math.pi * k / (2 * steps)))
+        still.append(max(1, min(still[-1] - 1, masked)) if n_masked else 0)
+    still.append(0)
+    return [still[k - 1] - still[k] for k in range(1, steps + 1)]
+""",
+    },
+    # One position per step when the steps suffice (a decoder's pace), the cosine otherwise.
+    "cosine_one_per_step_when_k_ge_n": {
+        "impl_cosine_tokens_per_step": """
+def cosine_tokens_per_step(n_masked, steps):
+    if steps < 1:
+        raise ValueError("steps must be at least 1")
+    if steps >= n_masked:
+        return [1] * n_masked + [0] * (steps - n_masked)
+    still = [math.floor(n_masked * math.cos(math.pi * k / (2 * steps))) for k in range(steps)] + [0]
+    return [still[k - 1] - still[k] for k in range(1, steps + 1)]
+""",
+    },
+    # Nothing masked: an empty plan, not K zeros.
+    "cosine_empty_when_nothing_masked": {
+        "impl_cosine_tokens_per_step": """
+def cosine_tokens_per_step(n_masked, steps):
+    if steps < 1:
+        raise ValueError("steps must be at least 1")
+    if n_masked == 0:
+        return []
+    still = [math.floor(n_masked * math.cos(math.pi * k / (2 * steps))) for k in range(steps)] + [0]
+    return [still[k - 1] - still[k] for k in range(1, steps + 1)]
+""",
+    },
+    # No check of steps: 0 steps divides by zero, negative steps return [].
+    "cosine_no_value_error": {
+        "impl_cosine_tokens_per_step": """
+def cosine_tokens_per_step(n_masked, steps):
+    still = [math.floor(n_masked * math.cos(math.pi * k / (2 * steps))) for k in range(steps)] + [0]
+    return [still[k - 1] - still[k] for k in range(1, steps + 1)]
 """,
     },
     # unmask_step -------------------------------------------------------------------------------
@@ -332,7 +402,7 @@ PREDICT_LOSS_WEIGHT = "b"
 CORE = {
     "mask_ignores_maskable": "not maskable",
     "loss_no_one_over_t": "1/t",
-    "schedule_floor_only": "by the last step",
+    "cosine_even_schedule": "few positions early, many late",
     "step_all_positions": "masked positions only",
 }
 
@@ -385,28 +455,42 @@ def diffusion_loss(logits, targets, masked, t, maskable):
     return total / maskable.sum()
 """,
     },
-    # numpy's array_split: its first pieces are the larger ones.
-    "schedule_array_split": {
-        "impl_tokens_per_step": """
+    # numpy over every step at once; the masks left after the last step set to 0.
+    "cosine_numpy": {
+        "impl_cosine_tokens_per_step": """
 import numpy as np
 
 
-def tokens_per_step(n_masked, steps):
-    if steps < 1:
-        raise ValueError("steps must be at least 1")
-    return [len(piece) for piece in np.array_split(np.arange(n_masked), steps)]
-""",
-    },
-    # One position at a time, round robin.
-    "schedule_round_robin": {
-        "impl_tokens_per_step": """
-def tokens_per_step(n_masked, steps):
+def cosine_tokens_per_step(n_masked, steps):
     if steps < 1:
         raise ValueError(f"steps = {steps}")
-    plan = [0] * steps
-    for i in range(n_masked):
-        plan[i % steps] += 1
+    still = np.floor(n_masked * np.cos(np.pi / 2 * np.arange(steps + 1) / steps)).astype(int)
+    still[-1] = 0
+    return (-np.diff(still)).tolist()
+""",
+    },
+    # The committed count by step k, ceil(N (1 - cos)), in a loop; each step the difference.
+    "cosine_committed_so_far": {
+        "impl_cosine_tokens_per_step": """
+def cosine_tokens_per_step(n_masked, steps):
+    if steps < 1:
+        raise ValueError("no steps")
+    plan, done = [], 0
+    for k in range(1, steps + 1):
+        by_now = n_masked if k == steps else math.ceil(n_masked * (1 - math.cos(math.pi * k / (2 * steps))))
+        plan.append(by_now - done)
+        done = by_now
     return plan
+""",
+    },
+    # cos(pi k / 2K) written as sin(pi (K - k) / 2K), int() for the floor (the counts are not negative).
+    "cosine_as_sine_int": {
+        "impl_cosine_tokens_per_step": """
+def cosine_tokens_per_step(n_masked, steps):
+    if steps < 1:
+        raise ValueError("steps must be at least 1")
+    still = [int(n_masked * math.sin(math.pi * (steps - k) / (2 * steps))) for k in range(steps + 1)]
+    return [a - b for a, b in zip(still, still[1:])]
 """,
     },
     # Vectorised: a stable sort of every row, then each position's rank against the row's count.
