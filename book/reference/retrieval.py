@@ -8,8 +8,9 @@ Knowledge-Intensive NLP Tasks", and Karpukhin et al. (2020), "Dense Passage Retr
 references; mean pooling is what sentence-transformers' all-MiniLM-L6-v2 was trained with
 (Reimers and Gurevych 2019, "Sentence-BERT").
 
-These are the reference versions of ps08-retrieval's graded functions, so they live with the
-book (Chapter 8 imports them), not in the installed package.
+embed_texts, top_k and build_messages are the reference versions of functions ps08-retrieval
+grades, so they live with the book (Chapter 8 imports them), not in the installed package.
+ps08 grades MRR@k in place of recall_at_k: the page reports recall only.
 """
 
 from __future__ import annotations

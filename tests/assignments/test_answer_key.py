@@ -106,7 +106,7 @@ def test_solutions_have_graded_functions():
     assert {
         "embed_texts",
         "top_k",
-        "recall_at_k",
+        "mrr_at_k",
         "build_messages",
         "distinct_n",
         "qa_best_span",

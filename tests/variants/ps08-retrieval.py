@@ -111,35 +111,123 @@ def top_k(query_vecs, doc_vecs, k):
     return scores.gather(1, order), order
 """,
     },
-    # CORE: divides by k (precision@k), not by the number of relevant documents.
-    "divided_by_k": {
-        "impl_recall_at_k": """
-def recall_at_k(retrieved, relevant, k):
-    shares = [len(set(r[:k]) & s) / k for r, s in zip(retrieved, relevant) if s]
-    return sum(shares) / len(shares) if shares else 0.0
+    # CORE: the rank of the last relevant document in the top k, not the first one's.
+    "last_relevant_rank": {
+        "impl_mrr_at_k": """
+def mrr_at_k(retrieved, relevant, k):
+    rr = []
+    for found, wanted in zip(retrieved, relevant):
+        if not wanted:
+            continue
+        ranks = [j for j, d in enumerate(found[:k], start=1) if d in wanted]
+        rr.append(1 / ranks[-1] if ranks else 0.0)
+    return sum(rr) / len(rr) if rr else 0.0
 """,
     },
-    # Queries with no relevant document count as recall 0.
-    "empty_queries_counted": {
-        "impl_recall_at_k": """
-def recall_at_k(retrieved, relevant, k):
-    shares = [len(set(r[:k]) & s) / len(s) if s else 0.0 for r, s in zip(retrieved, relevant)]
-    return sum(shares) / len(shares) if shares else 0.0
+    # CORE: 0-based ranks, 1 / index: the top document divides by zero.
+    "zero_based_ranks": {
+        "impl_mrr_at_k": """
+def mrr_at_k(retrieved, relevant, k):
+    rr = []
+    for found, wanted in zip(retrieved, relevant):
+        if wanted:
+            hits = [j for j, d in enumerate(found[:k]) if d in wanted]
+            rr.append(1 / hits[0] if hits else 0.0)
+    return sum(rr) / len(rr) if rr else 0.0
+""",
+    },
+    # 1-based ranks shifted once more: the top document scores 1/2.
+    "rank_shifted_twice": {
+        "impl_mrr_at_k": """
+def mrr_at_k(retrieved, relevant, k):
+    rr = []
+    for found, wanted in zip(retrieved, relevant):
+        if wanted:
+            hits = [j for j, d in enumerate(found[:k], start=1) if d in wanted]
+            rr.append(1 / (hits[0] + 1) if hits else 0.0)
+    return sum(rr) / len(rr) if rr else 0.0
+""",
+    },
+    # CORE: the mean over the queries that found something, not over every judged query.
+    "mean_over_hits_only": {
+        "impl_mrr_at_k": """
+def mrr_at_k(retrieved, relevant, k):
+    rr = []
+    for found, wanted in zip(retrieved, relevant):
+        for j, d in enumerate(found[:k], start=1):
+            if d in wanted:
+                rr.append(1 / j)
+                break
+    return sum(rr) / len(rr) if rr else 0.0
 """,
     },
     "ignores_k": {
-        "impl_recall_at_k": """
-def recall_at_k(retrieved, relevant, k):
-    shares = [len(set(r) & s) / len(s) for r, s in zip(retrieved, relevant) if s]
-    return sum(shares) / len(shares) if shares else 0.0
+        "impl_mrr_at_k": """
+def mrr_at_k(retrieved, relevant, k):
+    rr = []
+    for found, wanted in zip(retrieved, relevant):
+        if wanted:
+            hits = [j for j, d in enumerate(found, start=1) if d in wanted]
+            rr.append(1 / hits[0] if hits else 0.0)
+    return sum(rr) / len(rr) if rr else 0.0
 """,
     },
-    # Divides by min(k, |R|): right whenever |R| <= k, as in the visible example.
-    "denominator_min_k_relevant": {
-        "impl_recall_at_k": """
-def recall_at_k(retrieved, relevant, k):
-    shares = [len(set(r[:k]) & s) / min(k, len(s)) for r, s in zip(retrieved, relevant) if s]
-    return sum(shares) / len(shares) if shares else 0.0
+    # Queries with no relevant document count as 0 instead of being left out.
+    "empty_relevant_counted": {
+        "impl_mrr_at_k": """
+def mrr_at_k(retrieved, relevant, k):
+    rr = []
+    for found, wanted in zip(retrieved, relevant):
+        hits = [j for j, d in enumerate(found[:k], start=1) if d in wanted]
+        rr.append(1 / hits[0] if hits else 0.0)
+    return sum(rr) / len(rr) if rr else 0.0
+""",
+    },
+    # Reads found[0] .. found[k - 1]: a list shorter than k (or empty) raises IndexError.
+    "assumes_k_documents": {
+        "impl_mrr_at_k": """
+def mrr_at_k(retrieved, relevant, k):
+    rr = []
+    for found, wanted in zip(retrieved, relevant):
+        if not wanted:
+            continue
+        score = 0.0
+        for j in range(k):
+            if found[j] in wanted:
+                score = 1 / (j + 1)
+                break
+        rr.append(score)
+    return sum(rr) / len(rr) if rr else 0.0
+""",
+    },
+    # No query with a relevant document: 0 / 0 instead of 0.0.
+    "no_judged_query_divides_by_zero": {
+        "impl_mrr_at_k": """
+def mrr_at_k(retrieved, relevant, k):
+    rr = []
+    for found, wanted in zip(retrieved, relevant):
+        if wanted:
+            hits = [j for j, d in enumerate(found[:k], start=1) if d in wanted]
+            rr.append(1 / hits[0] if hits else 0.0)
+    return sum(rr) / len(rr)
+""",
+    },
+    # Walks the relevant set in increasing index, not the ranking: the rank of the relevant
+    # document with the smallest index, which is the first only by chance (as in the visible example).
+    "smallest_relevant_index": {
+        "impl_mrr_at_k": """
+def mrr_at_k(retrieved, relevant, k):
+    rr = []
+    for found, wanted in zip(retrieved, relevant):
+        if not wanted:
+            continue
+        score = 0.0
+        for d in sorted(wanted):
+            if d in found[:k]:
+                score = 1 / (found.index(d) + 1)
+                break
+        rr.append(score)
+    return sum(rr) / len(rr) if rr else 0.0
 """,
     },
     # CORE: the question first, the passages after it.
@@ -248,7 +336,9 @@ PREDICT_RECALL = "a"
 CORE = {
     "padding_in_mean": "padding",
     "dot_product": "cosine",
-    "divided_by_k": "number of relevant documents",
+    "last_relevant_rank": "first relevant document",
+    "zero_based_ranks": "ranks count from 1",
+    "mean_over_hits_only": "every query",
     "question_first": "before the question",
 }
 
@@ -273,14 +363,17 @@ def top_k(query_vecs, doc_vecs, k):
     order = torch.tensor(rows, dtype=torch.long)
     return torch.gather(scores, 1, order), order
 """,
-        "impl_recall_at_k": """
-def recall_at_k(retrieved, relevant, k):
+        "impl_mrr_at_k": """
+def mrr_at_k(retrieved, relevant, k):
     total, count = 0.0, 0
     for ranked, wanted in zip(retrieved, relevant):
         if not wanted:
             continue
-        total += sum(1 for d in ranked[:k] if d in wanted) / len(wanted)
         count += 1
+        for rank, doc in enumerate(ranked[:k], start=1):
+            if doc in wanted:
+                total += 1 / rank
+                break
     return total / count if count else 0.0
 """,
         "impl_build_messages": """
@@ -299,14 +392,31 @@ def build_messages(question, passages):
             {"role": "user", "content": f"{ctx}Question: {question}\nAnswer:"}]
 """,
     },
-    # Float32 arithmetic through torch: about 2e-8 off, well inside a sensible tolerance (found by review).
-    "recall_float32_torch_mean": {
-        "impl_recall_at_k": """
-def recall_at_k(retrieved, relevant, k):
-    shares = [len(set(r[:k]) & s) / len(s) for r, s in zip(retrieved, relevant) if len(s) > 0]
-    if len(shares) == 0:
+    # A [Q, k] hit matrix in float32 torch: the first hit has the largest hit / rank; about 1e-8 off.
+    "mrr_torch_hit_matrix": {
+        "impl_mrr_at_k": """
+def mrr_at_k(retrieved, relevant, k):
+    rows = [(r[:k], s) for r, s in zip(retrieved, relevant) if len(s) > 0]
+    if not rows:
         return 0.0
-    return torch.tensor(shares).mean().item()
+    hit = torch.zeros(len(rows), k)
+    for i, (top, s) in enumerate(rows):
+        hit[i, : len(top)] = torch.tensor([float(d in s) for d in top])
+    rr = (hit / torch.arange(1, k + 1)).max(dim=1).values
+    return rr.mean().item()
+""",
+    },
+    # The smallest rank over the relevant documents found, through list.index.
+    "mrr_min_rank_over_relevant": {
+        "impl_mrr_at_k": """
+def mrr_at_k(retrieved, relevant, k):
+    scores = []
+    for ranked, wanted in zip(retrieved, relevant):
+        if wanted:
+            top = list(ranked[:k])
+            rank = min((top.index(d) + 1 for d in wanted if d in top), default=0)
+            scores.append(1 / rank if rank else 0.0)
+    return float(sum(scores) / len(scores)) if scores else 0.0
 """,
     },
     # The right letter, in capitals and with spaces around it.
