@@ -6,8 +6,9 @@
   answer names an accepted one;
 - :mod:`bertlab.retrieval.wordnet_passages`: how the passages were built (run once).
 
-Embedding, top-k, recall@k and the prompt that hands passages to the decoder are what
-ps08-retrieval grades, so the chapter's copies live with the book (``book/reference/``).
+Embedding, top-k and the prompt that hands passages to the decoder are what ps08-retrieval
+grades (with MRR@k, which the chapter does not compute), so the chapter's copies, recall@k's
+too, live with the book (``book/reference/``).
 """
 
 from bertlab.retrieval.collection import passages, questions
