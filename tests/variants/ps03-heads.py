@@ -91,21 +91,36 @@ def qa_best_span(start_logits, end_logits, max_answer_len, allowed=None):
     return best[1], best[2]
 """,
     },
-    # CORE: keeps overwriting a word's label, so its LAST piece decides.
-    "words_last_piece": {
-        "impl_word_level_predictions": """
-def word_level_predictions(logits, word_ids):
-    by_word = {}
+    # word_labels_by_average -------------------------------------------------------------------
+    # CORE: the page's rule (Chapter 3): the first piece's argmax, the other pieces ignored.
+    "words_first_piece": {
+        "impl_word_labels_by_average": """
+def word_labels_by_average(logits, word_ids):
+    labels, seen = [], set()
     for t, w in enumerate(word_ids):
-        if w is not None:
-            by_word[w] = int(logits[t].argmax())
-    return list(by_word.values())
+        if w is not None and w not in seen:
+            seen.add(w)
+            labels.append(int(logits[t].argmax()))
+    return labels
 """,
     },
-    # Averages the logits of all pieces of a word.
-    "words_average_pieces": {
-        "impl_word_level_predictions": """
-def word_level_predictions(logits, word_ids):
+    # CORE: a majority vote of the pieces' argmaxes (ties: the label seen first): confidence ignored.
+    "words_majority_vote": {
+        "impl_word_labels_by_average": """
+from collections import Counter
+
+def word_labels_by_average(logits, word_ids):
+    votes = {}
+    for t, w in enumerate(word_ids):
+        if w is not None:
+            votes.setdefault(w, []).append(int(logits[t].argmax()))
+    return [Counter(v).most_common(1)[0][0] for v in votes.values()]
+""",
+    },
+    # CORE: averages the logits, not the probabilities: one huge logit outweighs the other pieces.
+    "words_average_logits": {
+        "impl_word_labels_by_average": """
+def word_labels_by_average(logits, word_ids):
     words = list(dict.fromkeys(w for w in word_ids if w is not None))
     out = []
     for w in words:
@@ -114,18 +129,111 @@ def word_level_predictions(logits, word_ids):
     return out
 """,
     },
+    # The log-probabilities averaged (a geometric mean of probabilities): the argmax of the mean logits again.
+    "words_average_log_probabilities": {
+        "impl_word_labels_by_average": """
+def word_labels_by_average(logits, word_ids):
+    logp = torch.log_softmax(logits, dim=-1)
+    rows = {}
+    for t, w in enumerate(word_ids):
+        if w is not None:
+            rows.setdefault(w, []).append(t)
+    return [int(logp[r].mean(dim=0).argmax()) for r in rows.values()]
+""",
+    },
+    # The pipeline's "max" strategy: the label of the single most confident piece.
+    "words_most_confident_piece": {
+        "impl_word_labels_by_average": """
+def word_labels_by_average(logits, word_ids):
+    probs = logits.softmax(dim=-1)
+    best = {}
+    for t, w in enumerate(word_ids):
+        if w is not None and (w not in best or probs[t].max() > best[w][0]):
+            best[w] = (probs[t].max(), int(probs[t].argmax()))
+    return [label for _, label in best.values()]
+""",
+    },
+    # Keeps overwriting a word's label, so its LAST piece decides.
+    "words_last_piece": {
+        "impl_word_labels_by_average": """
+def word_labels_by_average(logits, word_ids):
+    by_word = {}
+    for t, w in enumerate(word_ids):
+        if w is not None:
+            by_word[w] = int(logits[t].argmax())
+    return list(by_word.values())
+""",
+    },
+    # The softmax over the tokens (dim=0) instead of over the labels: every token, [CLS] and [SEP]
+    # included, changes every other token's probabilities.
+    "words_softmax_over_tokens": {
+        "impl_word_labels_by_average": """
+def word_labels_by_average(logits, word_ids):
+    probs = torch.softmax(logits, dim=0)
+    rows = {}
+    for t, w in enumerate(word_ids):
+        if w is not None:
+            rows.setdefault(w, []).append(t)
+    return [int(probs[r].mean(dim=0).argmax()) for r in rows.values()]
+""",
+    },
+    # A special token joins the word before it ([SEP] is averaged into the last word).
+    "words_special_tokens_join_the_word_before": {
+        "impl_word_labels_by_average": """
+def word_labels_by_average(logits, word_ids):
+    probs = logits.softmax(dim=-1)
+    rows, current = {}, None
+    for t, w in enumerate(word_ids):
+        current = w if w is not None else current
+        if current is not None:
+            rows.setdefault(current, []).append(t)
+    return [int(probs[r].mean(dim=0).argmax()) for r in rows.values()]
+""",
+    },
     # Uses the word index as a list index: wrong for windows whose word ids do not start at 0.
     "words_index_from_zero": {
-        "impl_word_level_predictions": """
-def word_level_predictions(logits, word_ids):
+        "impl_word_labels_by_average": """
+def word_labels_by_average(logits, word_ids):
     words = [w for w in word_ids if w is not None]
     if not words:
         return []
-    labels = [None] * (max(words) + 1)
-    for t in reversed(range(len(word_ids))):
-        if word_ids[t] is not None:
-            labels[word_ids[t]] = int(logits[t].argmax())
-    return labels
+    probs = logits.softmax(dim=-1)
+    sums = torch.zeros(max(words) + 1, logits.shape[-1])
+    for t, w in enumerate(word_ids):
+        if w is not None:
+            sums[w] += probs[t]
+    return [int(x) for x in sums.argmax(dim=-1)]
+""",
+    },
+    # Assumes word ids have no gaps: looks up words[0], words[0] + 1, ... (a word with no token breaks it).
+    "words_assume_no_gaps": {
+        "impl_word_labels_by_average": """
+def word_labels_by_average(logits, word_ids):
+    words = [w for w in word_ids if w is not None]
+    if not words:
+        return []
+    probs = logits.softmax(dim=-1)
+    out = []
+    for k in range(len(set(words))):
+        rows = [t for t, w in enumerate(word_ids) if w == words[0] + k]
+        out.append(int(probs[rows].mean(dim=0).argmax()) if rows else 0)
+    return out
+""",
+    },
+    # Ties: sorting the labels by probability keeps the LAST of equally probable labels.
+    "words_ties_last_label": {
+        "impl_word_labels_by_average": """
+def word_labels_by_average(logits, word_ids):
+    probs = logits.softmax(dim=-1)
+    rows = {}
+    for t, w in enumerate(word_ids):
+        if w is not None:
+            rows.setdefault(w, []).append(t)
+    out = []
+    for r in rows.values():
+        mean = probs[r].mean(dim=0).tolist()
+        out.append(sorted(range(len(mean)), key=mean.__getitem__)[-1])
+    return out
 """,
     },
     # Calls the whole head, mlm_model.cls(...), instead of building it from its weights.
@@ -171,19 +279,6 @@ def qa_best_span(start_logits, end_logits, max_answer_len, allowed=None):
     return flat // T, flat % T
 """,
     },
-    # Assumes word ids have no gaps: looks up words[0], words[0] + 1, ... (a word with no token breaks it).
-    "words_assume_no_gaps": {
-        "impl_word_level_predictions": """
-def word_level_predictions(logits, word_ids):
-    words = [w for w in word_ids if w is not None]
-    if not words:
-        return []
-    out = []
-    for w in range(len(set(words))):
-        out.append(int(logits[word_ids.index(w + words[0])].argmax(-1)))
-    return out
-""",
-    },
     # Predicts 'd': one score per (start, end) pair, what qa_best_span ranks.
     # The visible test (a letter) passes; the hidden one fails.
     "prediction_tempting_wrong": {"impl_predict_qa_scores": 'PREDICT_QA_SCORES = "d"\n'},
@@ -197,7 +292,9 @@ CORE = {
     "mlm_without_layernorm": "LayerNorm",
     "mlm_without_bias": "bias",
     "qa_end_before_start": "end before start",
-    "words_last_piece": "first piece",
+    "words_first_piece": "every piece",
+    "words_majority_vote": "vote",
+    "words_average_logits": "not logits",
     "prediction_not_a_letter": "one letter",
 }
 
@@ -222,10 +319,16 @@ def qa_best_span(start_logits, end_logits, max_answer_len, allowed=None):
     flat = int(scores.masked_fill(~valid, -torch.inf).argmax())  # first maximum in (i, j) order
     return flat // T, flat % T
 """,
-        "impl_word_level_predictions": """
-def word_level_predictions(logits, word_ids):
-    first = [t for t, w in enumerate(word_ids) if w is not None and (t == 0 or word_ids[t - 1] != w)]
-    return logits[first].argmax(dim=-1).tolist() if first else []
+        "impl_word_labels_by_average": """
+def word_labels_by_average(logits, word_ids):
+    keep = [t for t, w in enumerate(word_ids) if w is not None]
+    if not keep:
+        return []
+    _, word = torch.unique_consecutive(torch.tensor([word_ids[t] for t in keep]), return_inverse=True)
+    probs = torch.softmax(logits[keep], dim=-1)  # [N, L]
+    sums = torch.zeros(int(word.max()) + 1, logits.shape[-1]).index_add_(0, word, probs)  # [W, L]
+    counts = torch.bincount(word).unsqueeze(-1)  # [W, 1]
+    return (sums / counts).argmax(dim=-1).tolist()
 """,
     },
     "formulas_and_loops": {
@@ -260,15 +363,26 @@ def qa_best_span(start_logits, end_logits, max_answer_len, allowed=None):
         raise ValueError("no valid span")
     return best
 """,
-        "impl_word_level_predictions": """
+        "impl_word_labels_by_average": """
 import itertools
+import math
 
-def word_level_predictions(logits, word_ids):
+def word_labels_by_average(logits, word_ids):
     out, t = [], 0
     for w, run in itertools.groupby(word_ids):
         n = len(list(run))
         if w is not None:
-            out.append(int(torch.argmax(logits[t])))
+            totals = [0.0] * logits.shape[1]  # summed, not averaged: the same argmax
+            for row in logits[t : t + n].tolist():
+                top = max(row)
+                e = [math.exp(x - top) for x in row]
+                for label, x in enumerate(e):
+                    totals[label] += x / sum(e)
+            best = 0
+            for label, x in enumerate(totals):
+                if x > totals[best]:
+                    best = label
+            out.append(best)
         t += n
     return out
 """,
@@ -284,6 +398,25 @@ def mlm_head_logits(hidden_states, mlm_model):
     x = ACT2FN[mlm_model.config.hidden_act](x)
     x = F.layer_norm(x, (x.shape[-1],), t.LayerNorm.weight.double(), t.LayerNorm.bias.double(), t.LayerNorm.eps)
     return x @ mlm_model.bert.embeddings.word_embeddings.weight.double().T + p.bias.double()
+""",
+    },
+    # numpy in float64, the log-sum-exp way; the words found from where the word id changes.
+    "words_numpy_float64": {
+        "impl_word_labels_by_average": """
+import numpy as np
+
+def word_labels_by_average(logits, word_ids):
+    x = logits.detach().double().numpy()
+    logz = np.log(np.exp(x - x.max(axis=1, keepdims=True)).sum(axis=1, keepdims=True)) + x.max(axis=1, keepdims=True)
+    probs = np.exp(x - logz)  # [T, L]
+    starts = [t for t, w in enumerate(word_ids) if w is not None and (t == 0 or word_ids[t - 1] != w)]
+    out = []
+    for t in starts:
+        end = t
+        while end < len(word_ids) and word_ids[end] == word_ids[t]:
+            end += 1
+        out.append(int(np.argmax(probs[t:end].mean(axis=0))))
+    return out
 """,
     },
     # The right letter, with a comment of the student's own: full marks.
