@@ -236,16 +236,11 @@ class Serving:
         sockets = [self.kc.iopub_channel.socket]
         if self.reply is None:
             sockets.append(self.kc.shell_channel.socket)
-        if not all(isinstance(s, zmq.asyncio.Socket) for s in sockets):  # a blocking client
-            poller = zmq.Poller()
-            for s in sockets:
-                poller.register(s, zmq.POLLIN)
-            poller.poll(int(timeout * 1000))
-            return
-        poller = zmq.asyncio.Poller()
+        asynchronous = all(isinstance(s, zmq.asyncio.Socket) for s in sockets)
+        poller = zmq.asyncio.Poller() if asynchronous else zmq.Poller()  # else a blocking client
         for s in sockets:
             poller.register(s, zmq.POLLIN)
-        await poller.poll(int(timeout * 1000))
+        await ensure_async(poller.poll(int(timeout * 1000)))
 
     async def started(self, timeout: float = 30) -> bool:
         """Whether the kernel serves (it said so before its request ended)."""
