@@ -24,7 +24,7 @@ ASSIGNMENT ?= $(lastword $(ASSIGNMENTS))
 JB_FLAGS := -W -n --keep-going
 
 .PHONY: FORCE install lint book check test exercises lab validate release collect autograde regrade feedback grades similarity formgrade doctor publish hub bench \
-        checkpoint bert2bert diffusion diffusion-control diffusion-evaluate clean
+        checkpoint bert2bert diffusion diffusion-control diffusion-evaluate causal clean
 
 # One lock of requirements/ (compiled from its .in file: docs/contributing.md) and the course
 # package, editable. LOCK=test is everything: the course, the book, the grader and the test tools
@@ -339,6 +339,14 @@ diffusion-control: install
 # minutes). Run by both targets above; a test fails while it is older than the models it records.
 diffusion-evaluate: install
 	PYTHONPATH=book $(BIN)/python -m recipes.diffusion.evaluate
+
+# The left-to-right writer of Chapter 6's "Who can write?" box: the course checkpoint under a causal
+# mask (BertLMHeadModel, is_decoder=True) trained on the diffusion run's pairs, steps and settings,
+# next-token loss on the definition and its closing [SEP]; exported like the diffusion model into
+# bertlab/models/weights/causal (about 70 minutes on 2 CPU cores; resumable from runs/causal).
+causal: install
+	PYTHONPATH=book $(BIN)/python -m recipes.causal.train --out runs/causal \
+	  --max-steps $(DIFFUSION_STEPS) --minutes 0
 
 ## Measurements ------------------------------------------------------------------------------
 

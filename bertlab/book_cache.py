@@ -39,13 +39,14 @@ def folder_identity(name: str) -> str:
 
 def trained_identity() -> str:
     """The switches and shipped manifests of the models trained for one chapter (BERT2BERT,
-    Chapter 7; the masked diffusion model, Chapter 6b), without assembling them."""
+    Chapter 7; the masked diffusion model, Chapter 6b; its left-to-right twin, Chapter 6), without
+    assembling them."""
     import os
 
-    from bertlab.models import bert2bert, diffusion
+    from bertlab.models import bert2bert, causal, diffusion
 
     digest = hashlib.sha256()
-    for model in (bert2bert, diffusion):
+    for model in (bert2bert, diffusion, causal):
         manifest = model.WEIGHTS_DIR / "manifest.json"
         digest.update(os.environ.get(model.ENV_VAR, "").encode() + b"\0")
         digest.update(manifest.read_bytes() if manifest.is_file() else b"none")

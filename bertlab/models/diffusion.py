@@ -23,7 +23,6 @@ from bertlab.models import shipped
 from bertlab.models.cache import quiet_hub_bars
 from bertlab.models.encoder import checkpoint_path
 from bertlab.models.resolve import MODELS, is_folder, resolve
-from bertlab.models.shipped import DamagedCheckpointError
 
 WEIGHTS_DIR = shipped.WEIGHTS / "diffusion"
 CONTROL_DIR = shipped.WEIGHTS / "diffusion-fixed-15"  # the same run at a fixed 15% ratio
@@ -45,21 +44,11 @@ def manifest(weights_dir: Path | None = None) -> dict:
 
 def assemble(weights_dir: Path, dest: Path, record: dict) -> None:
     """Course checkpoint + shipped tensors -> ``save_pretrained`` into the (new) folder ``dest``."""
-    from safetensors.torch import load_file
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
     path = checkpoint_path()  # trained on the course checkpoint, whatever BERTLAB_MODEL says
     model = AutoModelForMaskedLM.from_pretrained(path)
-    trained = load_file(Path(weights_dir) / record["weights_file"])
-    state = model.state_dict()
-    unknown = set(trained) - set(state)
-    if unknown:
-        raise DamagedCheckpointError(
-            f"bertlab: {weights_dir} holds tensors the course checkpoint lacks "
-            f"(e.g. {sorted(unknown)[0]}); retrain with `make diffusion`"
-        )
-    model.load_state_dict({k: v.to(state[k].dtype) for k, v in trained.items()}, strict=False)
-    model.config.bertlab_name = record["bertlab_name"]
+    shipped.put_delta(model, weights_dir, record, "diffusion")
     with quiet_hub_bars():
         model.save_pretrained(dest)
         AutoTokenizer.from_pretrained(path).save_pretrained(dest)

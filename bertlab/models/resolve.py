@@ -1,7 +1,7 @@
 """Which folder (or hub id) a model of the course loads from, decided the same way for every model.
 
-Each model a page or an exercise loads, the encoder, the decoder, the fine-tuned BERT2BERT and the
-masked diffusion model, is resolved in one order:
+Each model a page or an exercise loads, the encoder, the decoder, the fine-tuned BERT2BERT, the
+masked diffusion model and its left-to-right twin, is resolved in one order:
 
 1. an explicit ``name`` argument,
 2. the model's environment variable (:data:`MODELS`: ``BERTLAB_MODEL``, ``BERTLAB_DECODER``, ...),
@@ -60,6 +60,13 @@ MODELS = {
         "BERTLAB_DIFFUSION",
         "the course's masked diffusion model",
         "BertForMaskedLM-style model",
+        None,
+    ),
+    "causal": Model(
+        "the left-to-right writer",
+        "BERTLAB_CAUSAL",
+        "the course's left-to-right writer of definitions",
+        "BertLMHeadModel-style causal model",
         None,
     ),
 }

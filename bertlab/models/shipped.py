@@ -5,8 +5,9 @@ a ``manifest.json`` that records each file's sha256 (the recipes in ``recipes/``
 :func:`manifest` reads a manifest after checking the files against it, and :func:`assemble_once`
 builds the full Hugging Face folder (base + delta) into the course cache, named by the
 manifest's hash, once: a later call reuses it while it is intact (:mod:`bertlab.models.cache`).
-:mod:`bertlab.models.encoder`, :mod:`bertlab.models.bert2bert` and :mod:`bertlab.models.diffusion`
-each say how their folder is assembled.
+:mod:`bertlab.models.encoder`, :mod:`bertlab.models.bert2bert`, :mod:`bertlab.models.diffusion`
+and :mod:`bertlab.models.causal` each say how their folder is assembled; the last two put their
+delta into the course checkpoint with :func:`put_delta`.
 
 Two manifest shapes are checked: ``files: {name: {"sha256": ...}}`` (the encoder's, with its
 loss curve) and ``weights_file`` + ``sha256`` (one tensor file).
@@ -75,3 +76,21 @@ def assemble_once(
         manifest_sha256_16=key,
         bertlab_name=record["bertlab_name"],
     )
+
+
+def put_delta(model, weights_dir: Path, record: dict, make_target: str) -> None:
+    """Load the shipped tensors (``record["weights_file"]``, fp16) into ``model`` in place, cast to
+    its dtypes, and name it ``record["bertlab_name"]``; a tensor the model lacks means the delta
+    was trained on another network (:class:`DamagedCheckpointError`, saying to retrain)."""
+    from safetensors.torch import load_file
+
+    trained = load_file(Path(weights_dir) / record["weights_file"])
+    state = model.state_dict()
+    unknown = set(trained) - set(state)
+    if unknown:
+        raise DamagedCheckpointError(
+            f"bertlab: {weights_dir} holds tensors the course checkpoint lacks "
+            f"(e.g. {sorted(unknown)[0]}); retrain with `make {make_target}`"
+        )
+    model.load_state_dict({k: v.to(state[k].dtype) for k, v in trained.items()}, strict=False)
+    model.config.bertlab_name = record["bertlab_name"]

@@ -54,8 +54,16 @@ def total_seconds(run: Path, this_session: float) -> int:
     return sum(sessions)
 
 
-def export(model, run: Path, settings: dict, weights_dir: Path) -> Path:
-    """The trained tensors (fp16) and the manifest (sha256, settings, curve) into ``weights_dir``."""
+def export(
+    model,
+    run: Path,
+    settings: dict,
+    weights_dir: Path,
+    name: str | None = None,
+    base: str = "the course checkpoint (bertlab-minilm-l6-mlm); word embeddings frozen",
+) -> Path:
+    """The trained tensors (fp16) and the manifest (sha256, settings, curve) into ``weights_dir``;
+    ``name`` and ``base`` describe the model (``recipes/causal/train.py`` exports through it too)."""
     from safetensors.torch import save_file
 
     weights_dir.mkdir(parents=True, exist_ok=True)
@@ -68,7 +76,7 @@ def export(model, run: Path, settings: dict, weights_dir: Path) -> Path:
     )
     curve = hf_run.curve(run)
     fixed = settings.get("fixed_ratio")
-    name = (
+    name = name or (
         f"bertlab-fixed-ratio-{round(100 * fixed)}-definitions"
         if fixed
         else "bertlab-masked-diffusion-definitions"
@@ -77,7 +85,7 @@ def export(model, run: Path, settings: dict, weights_dir: Path) -> Path:
         "bertlab_name": name,
         "weights_file": "delta.safetensors",
         "sha256": sha256(weights_dir / "delta.safetensors"),
-        "base": "the course checkpoint (bertlab-minilm-l6-mlm); word embeddings frozen",
+        "base": base,
         "trained_parameters": sum(state[k].numel() for k in names),
         "settings": settings,
         "hardware": hardware(),

@@ -1,0 +1,1 @@
+"""``make causal``: the course checkpoint under a causal mask, trained to write definitions left to right."""
