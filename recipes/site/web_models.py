@@ -1,8 +1,8 @@
 """The website's live models: the shipped checkpoints as ONNX, checked, for ``make book``.
 
 ``PYTHONPATH=book python -m recipes.site.web_models OUT`` writes what the pages' "Try it" boxes load (Chapter 4's
-fill-mask, Chapter 6b's canvas; ``book/live/README.md``) into ``OUT`` (``make book`` copies it
-to ``_build/html/_static/live``):
+fill-mask, Chapter 6b's canvas, Chapter 6's writers, Chapter 1's attention; ``book/live/README.md``)
+into ``OUT`` (``make book`` copies it to ``_build/html/_static/live``):
 
 - ``models/<name>-<manifest hash>/model_<dtype>.onnx`` for the course checkpoint (``mlm``) and
   the masked diffusion model (``diffusion``): ``torch.onnx.export`` of the ``BertForMaskedLM``
@@ -12,15 +12,23 @@ to ``_build/html/_static/live``):
   0.001 of each other), the weights are stored in fp16 instead and computed in fp32. Named by
   the manifest's hash like the course cache (:func:`bertlab.models.shipped.assemble_once`), so
   a retrained model gets a new URL; skipped when already built;
+- the same for the left-to-right writer (``causal``, a ``BertLMHeadModel``: same inputs, logits
+  whose row t predicts token t + 1) and for the course checkpoint's encoder (``attention``, keyed
+  by the course checkpoint's manifest: inputs ``input_ids``, ``token_type_ids`` and an additive
+  ``attention_bias`` [1, 1, T, T]; outputs every layer's ``attentions`` [L, H, T, T] and
+  ``hidden`` [T, Hd]; :data:`IO`);
 - ``models/vocab.txt``, the WordPiece vocabulary ``wordpiece.mjs`` reads;
-- ``models/models.json``: which files, their sizes, the agreement figures;
+- ``models/models.json``: which files, their sizes, the agreement figures, the boxes' examples;
 - ``models/reference.json``: onnxruntime-Python's answers on the pages' examples
   (:mod:`reference.web_sampler`), which the browser tests hold the pages to;
 - ``ort/`` and the pages' modules: onnxruntime-web from ``book/live/node_modules`` (``npm ci``) and
   ``book/live/*.mjs``.
 
-It fails when the shipped file's top-1 agrees with PyTorch's on fewer than :data:`MIN_AGREEMENT`
-of the probe sentences (:mod:`bertlab.probes`). The ONNX steps are :mod:`recipes.site.web_onnx`'s.
+It fails when a shipped file agrees with PyTorch on fewer than :data:`MIN_AGREEMENT` of the probe
+sentences (:mod:`bertlab.probes`): the top-1 at the ``[MASK]``, the writer's next-token top-1 at
+every position (also at lengths other than the export's, :data:`CAUSAL_LENGTHS`), every head's
+argmax key; or when an attention weight is more than :data:`MAX_ATTENTION_DIFF` from PyTorch's.
+The ONNX steps are :mod:`recipes.site.web_onnx`'s.
 Needs the book's lock (onnx, onnxruntime); no student or grader install imports it. A recipe like
 ``recipes/checkpoint/export.py``: it builds an artifact from the shipped weights, and the pages'
 examples and the numpy twin of the boxes' JavaScript stay with the book (:mod:`reference.web_sampler`).
@@ -35,19 +43,32 @@ import shutil
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
+from typing import Callable, NamedTuple
 
 from bertlab.probes import PROBES
 from recipes.site.web_onnx import (
     OPSET,
     agreement,
+    attention_agreement,
+    causal_lengths,
     embedding_copies,
+    export_attention,
     export_onnx,
+    length_probe,
+    load_causal,
+    load_encoder,
     load_torch,
+    next_token_agreement,
+    next_token_top1,
     quantize_int8,
     run,
+    run_attention,
     session,
     store_fp16,
+    torch_attentions,
+    torch_logits,
     torch_top1,
 )
 from reference import web_sampler
@@ -69,6 +90,40 @@ CANVAS_EXAMPLES = (
     ("performance", "they admired his performance under stress"),
 )
 CANVAS_N, CANVAS_K, CANVAS_SEED = 12, 6, 0
+#: Chapter 6's "Who can write?": the canvas's first two pairs, and the box's defaults.
+WRITER_EXAMPLES = CANVAS_EXAMPLES[:2]
+WRITERS = {"n": 12, "k": 6, "iterations": 6, "gibbs_passes": 24, "seed": 0}
+#: Chapter 1's pair: the same sentence but for its last word.
+ATTENTION_EXAMPLES = ("The bank by the river was flooded.", "The bank by the river was robbed.")
+#: The attention box's largest allowed |attention weight difference| from PyTorch.
+MAX_ATTENTION_DIFF = 2e-3
+#: The writer's largest allowed change of a prefix's logits when later tokens are added: 0 under
+#: a causal mask; a traced mask fixed to the export's length would break it (and so does int8:
+#: its activations' scales are taken over all the positions).
+MAX_PREFIX_DIFF = 1e-3
+CAUSAL_LENGTHS = (7, 30)  # the writer checked at lengths other than the export's 5
+#: The new models' inputs and outputs (shapes: 1 the batch, T the length).
+IO = {
+    "causal": {
+        "inputs": {
+            "input_ids": ["int64", [1, "T"]],
+            "attention_mask": ["int64", [1, "T"]],
+            "token_type_ids": ["int64", [1, "T"]],
+        },
+        "outputs": {"logits": ["float32", [1, "T", "V"]]},
+    },
+    "attention": {
+        "inputs": {
+            "input_ids": ["int64", [1, "T"]],
+            "token_type_ids": ["int64", [1, "T"]],
+            "attention_bias": ["float32", [1, 1, "T", "T"]],
+        },
+        "outputs": {
+            "attentions": ["float32", ["L", "H", "T", "T"]],
+            "hidden": ["float32", ["T", "Hd"]],
+        },
+    },
+}
 
 
 def manifest_key(weights_dir: Path) -> str:
@@ -76,46 +131,105 @@ def manifest_key(weights_dir: Path) -> str:
     return hashlib.sha256((Path(weights_dir) / "manifest.json").read_bytes()).hexdigest()[:16]
 
 
-def build_model(name: str, path: str, weights_dir: Path, models_dir: Path, tokenizer) -> dict:
+class Kind(NamedTuple):
+    """How one kind of model is loaded, exported and held to PyTorch (:mod:`recipes.site.web_onnx`)."""
+
+    load: Callable  # path -> model in eval mode
+    export: Callable  # (model, dest) -> None
+    answers: Callable  # (model, tokenizer) -> PyTorch's answers, taken before exporting
+    check: Callable  # (answers, session, tokenizer) -> figures, "agreement" among them
+    measure: str  # what "agreement" counts, for the messages
+
+
+def check_fill(want, sess, tokenizer) -> dict:
+    return {"agreement": agreement(want, sess, tokenizer)}
+
+
+def writer_answers(model, tokenizer) -> dict:
+    ids = length_probe(tokenizer)
+    lengths = {t: torch_logits(model, ids[:t]) for t in CAUSAL_LENGTHS}  # each [T, V]
+    return {"top1": next_token_top1(model, tokenizer), "lengths": lengths, "ids": ids}
+
+
+def check_writer(want, sess, tokenizer) -> dict:
+    lengths = causal_lengths(want["lengths"], sess, want["ids"])
+    return {"agreement": next_token_agreement(want["top1"], sess, tokenizer), **lengths}
+
+
+def check_attention(want, sess, tokenizer) -> dict:
+    return attention_agreement(want, sess, tokenizer, tie=MAX_ATTENTION_DIFF)
+
+
+KINDS = {
+    "mlm": Kind(load_torch, export_onnx, torch_top1, check_fill, "top-1 at the [MASK]"),
+    "causal": Kind(
+        load_causal, export_onnx, writer_answers, check_writer, "next-token top-1 of the positions"
+    ),
+    "attention": Kind(
+        load_encoder,
+        export_attention,
+        torch_attentions,
+        check_attention,
+        f"every head's argmax key (ties within {MAX_ATTENTION_DIFF}) under both masks",
+    ),
+}
+
+
+def failure(figures: dict) -> str | None:
+    """Why an exported file would show other answers than the book, or None."""
+    if figures["agreement"] < MIN_AGREEMENT:
+        return f"agrees with PyTorch on {figures['agreement']:.1%} of the probes"
+    if figures.get("max_attention_diff", 0.0) > MAX_ATTENTION_DIFF:
+        return f"has attention weights {figures['max_attention_diff']:.1e} from PyTorch's"
+    if figures.get("prefix_diff", 0.0) > MAX_PREFIX_DIFF:
+        return f"changes a prefix's logits by {figures['prefix_diff']:.1e} when tokens follow"
+    short = [t for t, a in figures.get("top1_agreement", {}).items() if a < MIN_AGREEMENT]
+    if short:
+        return f"agrees with PyTorch's next-token top-1 under {MIN_AGREEMENT:.0%} at T = {short}"
+    return None
+
+
+def build_model(
+    name: str, path: str, weights_dir: Path, models_dir: Path, tokenizer, kind: str = "mlm"
+) -> dict:
     """``models_dir/<name>-<key>/model_<dtype>.onnx`` and its record; reused when already built."""
+    how = KINDS[kind]
     folder = models_dir / f"{name}-{manifest_key(weights_dir)}"
     record_file = folder / "export.json"
     if record_file.is_file():
         record = json.loads(record_file.read_text())
         print(
-            f"web_models: {folder.name} already built ({record['dtype']}, top-1 agreement {record['agreement']:.1%})"
+            f"web_models: {folder.name} already built ({record['dtype']}, agreement {record['agreement']:.1%})"
         )
         return record
     started = time.perf_counter()
-    model = load_torch(path)
-    want = torch_top1(model, tokenizer)
+    model = how.load(path)
+    want = how.answers(model, tokenizer)
     with tempfile.TemporaryDirectory() as tmp:
         fp32 = Path(tmp) / "model.onnx"
-        export_onnx(model, fp32)
+        how.export(model, fp32)
         copies = embedding_copies(fp32, model.config.vocab_size, model.config.hidden_size)
         tmp_folder = Path(tmp) / folder.name
         tmp_folder.mkdir()
         quantize_int8(fp32, Path(tmp) / "model_int8.onnx")
-        int8 = agreement(want, session(Path(tmp) / "model_int8.onnx"), tokenizer)
-        print(
-            f"web_models: {name}: int8 top-1 agrees with PyTorch on {int8:.1%} of {len(PROBES)} probe sentences"
-        )
+        int8 = how.check(want, session(Path(tmp) / "model_int8.onnx"), tokenizer)
+        print(f"web_models: {name}: int8 {how.measure} agrees with PyTorch: {figures_line(int8)}")
         dtype = "int8"
-        if int8 < MIN_AGREEMENT:
+        if failure(int8):
             dtype = "fp16"
             store_fp16(fp32, Path(tmp) / "model_fp16.onnx")
         onnx_file = f"model_{dtype}.onnx"
         shutil.move(str(Path(tmp) / onnx_file), tmp_folder / onnx_file)
-        agree = (
-            int8 if dtype == "int8" else agreement(want, session(tmp_folder / onnx_file), tokenizer)
+        figures = (
+            int8 if dtype == "int8" else how.check(want, session(tmp_folder / onnx_file), tokenizer)
         )
         print(
-            f"web_models: {name}: {dtype} top-1 agrees with PyTorch on {agree:.1%} of the probe sentences"
+            f"web_models: {name}: {dtype} {how.measure} agrees with PyTorch: {figures_line(figures)}"
         )
-        if agree < MIN_AGREEMENT:
+        why = failure(figures)
+        if why:
             raise SystemExit(
-                f"web_models: {name}'s {dtype} model agrees with PyTorch on {agree:.1%} of the probes, "
-                f"under {MIN_AGREEMENT:.0%}: the site would show other answers than the book"
+                f"web_models: {name}'s {dtype} model {why}: the site would show other answers than the book"
             )
         record = {
             "name": name,
@@ -124,20 +238,34 @@ def build_model(name: str, path: str, weights_dir: Path, models_dir: Path, token
             "file": f"{folder.name}/{onnx_file}",
             "bytes": (tmp_folder / onnx_file).stat().st_size,
             "fp32_bytes": fp32.stat().st_size,
-            "agreement": agree,
-            "int8_agreement": int8,
+            "agreement": figures["agreement"],
+            "int8_agreement": int8["agreement"],
             "probes": len(PROBES),
             "opset": OPSET,
             "word_embedding_copies_exported": copies,
             "seconds": round(time.perf_counter() - started, 1),
         }
+        if kind != "mlm":  # the mlm records stay as they were
+            record |= {"kind": kind, "measure": how.measure, "checks": figures} | IO[kind]
         (tmp_folder / "export.json").write_text(json.dumps(record, indent=2) + "\n")
         shutil.rmtree(folder, ignore_errors=True)
         shutil.move(str(tmp_folder), folder)
     return record
 
 
-def references(tokenizer, mlm, diffusion) -> dict:
+def figures_line(figures: dict) -> str:
+    """``agreement`` first, then the other checks, for the build log."""
+
+    def short(value):
+        if isinstance(value, dict):
+            return "{" + ", ".join(f"T={k}: {short(v)}" for k, v in value.items()) + "}"
+        return f"{value:.3g}"
+
+    rest = ", ".join(f"{k} {short(v)}" for k, v in figures.items() if k != "agreement")
+    return f"{figures['agreement']:.1%}" + (f" ({rest})" if rest else "")
+
+
+def references(tokenizer, mlm, diffusion, causal, attention) -> dict:
     """onnxruntime-Python's answers on the pages' examples (what the browser must reproduce)."""
     special = {
         "cls": tokenizer.cls_token_id,
@@ -188,6 +316,52 @@ def references(tokenizer, mlm, diffusion) -> dict:
         "tokenized": tokenized,
         "mulberry32_seed0": [next(draws) for _ in range(8)],
         "special": special,
+        "writers": writer_references(tokenizer, causal, diffusion, special),
+        **attention_references(tokenizer, attention),
+    }
+
+
+def writer_references(tokenizer, causal, diffusion, special: dict) -> list[dict]:
+    """Chapter 6's "Who can write?": every writer's steps on :data:`WRITER_EXAMPLES`."""
+    n, seed, iterations = WRITERS["n"], WRITERS["seed"], WRITERS["iterations"]
+    decoder, bert = partial(run, causal), partial(run, diffusion)  # (ids, types) -> [T, V]
+    out = []
+    for word, sentence in WRITER_EXAMPLES:
+        source = tokenizer(f"{word} : {sentence}", add_special_tokens=False)["input_ids"][:40]
+        out.append(
+            {
+                "word": word,
+                "sentence": sentence,
+                "source_ids": source,
+                "n": n,
+                "seed": seed,
+                "decoder": web_sampler.write_left_to_right(decoder, source, n, special),
+                "append": web_sampler.force_append(bert, source, n, special),
+                "gibbs": web_sampler.force_gibbs(
+                    bert, source, n, special, WRITERS["gibbs_passes"], seed
+                ),
+                "gibbs_passes": WRITERS["gibbs_passes"],
+                "mask_predict": web_sampler.force_mask_predict(
+                    bert, source, n, special, iterations
+                ),
+                "iterations": iterations,
+                "canvas": web_sampler.fill_canvas(bert, source, n, WRITERS["k"], special),
+                "k": WRITERS["k"],
+            }
+        )
+    return out
+
+
+def attention_references(tokenizer, attention) -> dict:
+    """Chapter 1's attention box: each head under both masks, and which vectors an edit moves."""
+    run_both = partial(run_attention, attention)  # (ids, causal) -> [L, H, T, T], [T, Hd]
+    rows = [tokenizer(text)["input_ids"] for text in ATTENTION_EXAMPLES]
+    return {
+        "attention": [
+            {"text": text, "input_ids": ids, **web_sampler.attention_reference(run_both, ids)}
+            for text, ids in zip(ATTENTION_EXAMPLES, rows)
+        ],
+        "edits": {"pair": list(ATTENTION_EXAMPLES), **web_sampler.edit_reference(run_both, *rows)},
     }
 
 
@@ -212,6 +386,7 @@ def build(out: Path) -> dict:
     """Everything the live boxes load, into ``out``; returns ``models.json``'s content."""
     from transformers import AutoTokenizer
 
+    from bertlab.models.causal import WEIGHTS_DIR as CAUSAL_WEIGHTS, causal_path
     from bertlab.models.diffusion import WEIGHTS_DIR as DIFFUSION_WEIGHTS, diffusion_path
     from bertlab.models.encoder import WEIGHTS_DIR as ENCODER_WEIGHTS, checkpoint_path
 
@@ -227,13 +402,21 @@ def build(out: Path) -> dict:
         "diffusion": build_model(
             "diffusion", diffusion_dir, DIFFUSION_WEIGHTS, models_dir, tokenizer
         ),
+        "causal": build_model(
+            "causal", causal_path(), CAUSAL_WEIGHTS, models_dir, tokenizer, "causal"
+        ),
+        # the course checkpoint's encoder, keyed by its manifest like mlm, in its own folder
+        "attention": build_model(
+            "attention", mlm_path, ENCODER_WEIGHTS, models_dir, tokenizer, "attention"
+        ),
     }
-    reference = references(
-        tokenizer,
-        session(models_dir / records["mlm"]["file"]),
-        session(models_dir / records["diffusion"]["file"]),
-    )
+    started = time.perf_counter()
+    sessions = {name: session(models_dir / r["file"]) for name, r in records.items()}
+    reference = references(tokenizer, **sessions)
+    print(f"web_models: reference.json computed in {time.perf_counter() - started:.1f} s")
     (models_dir / "reference.json").write_text(json.dumps(reference) + "\n")
+    size = (models_dir / "reference.json").stat().st_size
+    print(f"web_models: reference.json: {size / 1e3:.0f} kB")
     runtime = sum((out / "ort" / name).stat().st_size for name in ORT_FILES)
     index = {
         "models": records,
@@ -242,6 +425,9 @@ def build(out: Path) -> dict:
         "fill_examples": list(FILL_EXAMPLES),
         "canvas_examples": [list(e) for e in CANVAS_EXAMPLES],
         "canvas": {"n": CANVAS_N, "k": CANVAS_K, "seed": CANVAS_SEED},
+        "writer_examples": [list(e) for e in WRITER_EXAMPLES],
+        "attention_examples": list(ATTENTION_EXAMPLES),
+        "writers": WRITERS,
     }
     (models_dir / "models.json").write_text(json.dumps(index, indent=2) + "\n")
     return index
@@ -256,7 +442,8 @@ def main(argv: list[str] | None = None) -> int:
     for r in index["models"].values():
         print(
             f"web_models: {r['file']}: {r['bytes'] / 1e6:.1f} MB (fp32 export {r['fp32_bytes'] / 1e6:.1f} MB), "
-            f"top-1 agreement with PyTorch {r['agreement']:.1%} (int8: {r['int8_agreement']:.1%})"
+            f"{r.get('measure', 'top-1')} agreement with PyTorch {r['agreement']:.1%} "
+            f"(int8: {r['int8_agreement']:.1%})"
         )
     print(f"web_models: {args.out}: {total / 1e6:.1f} MB in all")
     return 0

@@ -1,8 +1,13 @@
-"""One shipped ``BertForMaskedLM`` as ONNX for the website, in steps (:mod:`recipes.site.web_models`
-runs them for ``make book``): ``torch.onnx.export`` with dynamic batch and length, onnxruntime's
-int8 quantisation, or fp16 storage computed in fp32; an onnxruntime session, one sequence's
-logits, and the share of the probe sentences (:mod:`bertlab.probes`) whose top-1 agrees with
-PyTorch's. Needs the book's lock (onnx, onnxruntime).
+"""One shipped model as ONNX for the website, in steps (:mod:`recipes.site.web_models` runs them
+for ``make book``): ``torch.onnx.export`` with dynamic batch and length, onnxruntime's int8
+quantisation, or fp16 storage computed in fp32; an onnxruntime session, one sequence's logits,
+and the share of the probe sentences (:mod:`bertlab.probes`) whose top-1 agrees with PyTorch's.
+
+Three kinds of model: a ``BertForMaskedLM`` (its top-1 at each probe's ``[MASK]``), the
+left-to-right writer, a ``BertLMHeadModel`` (its next-token top-1 at every position), and the
+course checkpoint's encoder with an additive 4-D mask as input and every layer's attention as
+output (Chapter 1, "Watching it happen in the live model"). Needs the book's lock (onnx,
+onnxruntime).
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from bertlab.probes import PROBES
+from reference.web_sampler import attention_bias
 
 OPSET = 17
 
@@ -21,6 +27,29 @@ def load_torch(path: str):
     from transformers import AutoModelForMaskedLM
 
     return AutoModelForMaskedLM.from_pretrained(path, attn_implementation="eager").eval()
+
+
+def load_causal(path: str):
+    """The writer (``BertLMHeadModel``, ``is_decoder=True``) in eval mode with eager attention."""
+    from transformers import AutoModelForCausalLM
+
+    return AutoModelForCausalLM.from_pretrained(path, attn_implementation="eager").eval()
+
+
+def load_encoder(path: str):
+    """The checkpoint's ``BertModel`` (no pooler: the MLM checkpoint has none), eager attention:
+    the one that adds a 4-D mask to the scores and returns the attention weights."""
+    from transformers import BertModel
+    from transformers.utils import logging
+
+    level = logging.get_verbosity()
+    logging.set_verbosity_error()  # the MLM head's weights are left out on purpose
+    try:
+        return BertModel.from_pretrained(
+            path, attn_implementation="eager", add_pooling_layer=False
+        ).eval()
+    finally:
+        logging.set_verbosity(level)
 
 
 def export_onnx(model, dest: Path) -> None:
@@ -157,3 +186,162 @@ def agreement(want: list[int], sess, tokenizer) -> float:
         ids = tokenizer(probe.text)["input_ids"]
         same += int(run(sess, ids)[ids.index(tokenizer.mask_token_id)].argmax()) == top1
     return same / len(PROBES)
+
+
+def next_token_top1(model, tokenizer) -> list[np.ndarray]:
+    """The writer's top-1 next token at every position of each probe sentence ([T] each; the
+    [MASK] kept as a token), from PyTorch, taken before exporting as :func:`torch_top1`."""
+    import torch
+
+    out = []
+    for probe in PROBES:
+        ids = tokenizer(probe.text)["input_ids"]
+        with torch.no_grad():
+            out.append(model(input_ids=torch.tensor([ids])).logits[0].argmax(-1).numpy())  # [T]
+    return out
+
+
+def next_token_agreement(want: list[np.ndarray], sess, tokenizer) -> float:
+    """Share of all the probes' positions whose next-token top-1 is ``want``'s (PyTorch's)."""
+    same = total = 0
+    for probe, top1 in zip(PROBES, want):
+        ids = tokenizer(probe.text)["input_ids"]
+        same += int((run(sess, ids).argmax(-1) == top1).sum())
+        total += len(ids)
+    return same / total
+
+
+def length_probe(tokenizer) -> list[int]:
+    """30 ids ([CLS] first) to run the writer at lengths other than the export's 5."""
+    text = " ".join(p.text for p in PROBES[:6])
+    return tokenizer(text)["input_ids"][:30]
+
+
+def torch_logits(model, ids: list[int]) -> np.ndarray:
+    """PyTorch's logits [T, V] for one sequence, all segment 0."""
+    import torch
+
+    with torch.no_grad():
+        return model(input_ids=torch.tensor([ids])).logits[0].numpy()
+
+
+def causal_lengths(want: dict[int, np.ndarray], sess, ids: list[int]) -> dict:
+    """ONNX against PyTorch's logits ``want`` at each length T (``ids[:T]``), and the causal
+    mask's own test: the first 7 rows at T = 30 equal the rows at T = 7 (later tokens unseen)."""
+    got = {t: run(sess, ids[:t]) for t in want}
+    first = min(want)
+    return {
+        "max_logit_diff": {t: float(np.abs(got[t] - want[t]).max()) for t in want},
+        "top1_agreement": {
+            t: float((got[t].argmax(-1) == want[t].argmax(-1)).mean()) for t in want
+        },
+        "prefix_diff": float(np.abs(got[max(want)][:first] - got[first]).max()),
+    }
+
+
+def export_attention(model, dest: Path) -> None:
+    """The encoder with inputs ``input_ids``, ``token_type_ids`` [1, T] and ``attention_bias``
+    [1, 1, T, T]; outputs ``attentions`` [L, H, T, T] and ``hidden`` [T, Hd] (batch 1 squeezed)."""
+    import torch
+
+    class Attention(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids, token_type_ids, attention_bias):
+            out = self.inner(
+                input_ids=input_ids,
+                token_type_ids=token_type_ids,
+                attention_mask=attention_bias,  # 4-D: added to the scores as given
+                output_attentions=True,
+            )
+            attentions = torch.stack(out.attentions)[:, 0]  # L x [1, H, T, T] -> [L, H, T, T]
+            return attentions, out.last_hidden_state[0]  # [L, H, T, T], [T, Hd]
+
+    ids = torch.tensor([[101, 1996, 2924, 2003, 102]])  # [1, 5]
+    bias = torch.from_numpy(attention_bias(5, causal=True))  # [1, 1, 5, 5]
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the TorchScript exporter's DeprecationWarning
+        torch.onnx.export(
+            Attention(model),
+            (ids, torch.zeros_like(ids), bias),
+            str(dest),
+            input_names=["input_ids", "token_type_ids", "attention_bias"],
+            output_names=["attentions", "hidden"],
+            dynamic_axes={
+                "input_ids": {1: "sequence"},
+                "token_type_ids": {1: "sequence"},
+                "attention_bias": {2: "sequence", 3: "sequence"},
+                "attentions": {2: "sequence", 3: "sequence"},
+                "hidden": {0: "sequence"},
+            },
+            opset_version=OPSET,
+            dynamo=False,
+        )
+
+
+def run_attention(sess, ids: list[int], causal: bool, types: list[int] | None = None):
+    """One sentence through the exported encoder: attentions [L, H, T, T], hidden [T, Hd]."""
+    a = np.array([ids], dtype=np.int64)
+    t = np.array([types if types is not None else [0] * len(ids)], dtype=np.int64)
+    feeds = {
+        "input_ids": a,
+        "token_type_ids": t,
+        "attention_bias": attention_bias(len(ids), causal),
+    }
+    attentions, hidden = sess.run(["attentions", "hidden"], feeds)
+    return attentions, hidden
+
+
+def torch_attention(model, ids: list[int], causal: bool):
+    """PyTorch's attentions [L, H, T, T] and hidden [T, Hd] under the same additive mask."""
+    import torch
+
+    with torch.no_grad():
+        out = model(
+            input_ids=torch.tensor([ids]),
+            attention_mask=torch.from_numpy(attention_bias(len(ids), causal)),
+            output_attentions=True,
+        )
+    return torch.stack(out.attentions)[:, 0].numpy(), out.last_hidden_state[0].numpy()
+
+
+def torch_attentions(model, tokenizer) -> list[dict[bool, np.ndarray]]:
+    """Each probe's attentions [L, H, T, T] under both masks (``causal`` False, True), taken
+    before exporting as :func:`torch_top1`."""
+    return [
+        {c: torch_attention(model, tokenizer(p.text)["input_ids"], c)[0] for c in (False, True)}
+        for p in PROBES
+    ]
+
+
+def attention_agreement(want: list[dict], sess, tokenizer, tie: float) -> dict:
+    """How the exported encoder's attention weights compare with PyTorch's ``want`` on the probes.
+
+    ``agreement``: the share of probes whose every layer's, head's and query's argmax key is
+    PyTorch's under both masks, or a key PyTorch weighs within ``tie`` of its largest (rows whose
+    top two keys are 3e-5 apart flip under fp16 weights, and look the same in a heat map);
+    ``strict_agreement``: the same without ties; ``max_attention_diff``: the largest |weight
+    difference| over them all."""
+    same = strict = 0
+    worst = 0.0
+    for probe, masks in zip(PROBES, want):
+        ids = tokenizer(probe.text)["input_ids"]
+        agree = exact = True
+        for causal, attentions in masks.items():
+            got = run_attention(sess, ids, causal)[0]  # [L, H, T, T]
+            worst = max(worst, float(np.abs(got - attentions).max()))
+            chosen = got.argmax(-1)[..., None]  # [L, H, T, 1]
+            weight = np.take_along_axis(attentions, chosen, -1)[..., 0]  # [L, H, T]
+            agree &= bool((weight >= attentions.max(-1) - tie).all())
+            exact &= bool((chosen[..., 0] == attentions.argmax(-1)).all())
+        same += agree
+        strict += exact
+    return {
+        "agreement": same / len(PROBES),
+        "strict_agreement": strict / len(PROBES),
+        "max_attention_diff": worst,
+    }
