@@ -2,7 +2,8 @@
 // so no cross-origin isolation is needed), the models the build exported (recipes/site/web_models.py,
 // listed in models/models.json) and the WordPiece vocabulary. Every file is fetched by this
 // module, with its progress shown, and handed to onnxruntime as bytes: no CDN, no hub, no
-// Cache Storage, no blob: URL. Used by fillmask.mjs (Chapter 4) and canvas.mjs (Chapter 6b).
+// Cache Storage, no blob: URL. Used by fillmask.mjs (Chapter 4), attention.mjs (Chapter 1) and the
+// writing boxes (Chapters 6 and 6b).
 
 import { WordPiece } from './wordpiece.mjs';
 
@@ -57,10 +58,20 @@ export function tokenizer() {
   return once('vocab', async () => new WordPiece(new TextDecoder().decode(await download('models/vocab.txt'))));
 }
 
+/** models.json's record of the model ``name``, or an error that says the site lacks it. */
+async function recordOf(name) {
+  const { models } = await index();
+  if (!models?.[name]) {
+    throw new Error(`the site was built without its live model "${name}" (not in models/models.json); `
+      + 'rebuild it with make book');
+  }
+  return models[name];
+}
+
 /** The bytes to download before ``name`` can run: the runtime (if not loaded yet) and the model. */
 export async function downloadSize(name) {
-  const { models, runtime_bytes: runtime } = await index();
-  return models[name].bytes + (cache.has('ort') ? 0 : runtime);
+  const [record, { runtime_bytes: runtime }] = [await recordOf(name), await index()];
+  return record.bytes + (cache.has('ort') ? 0 : runtime);
 }
 
 function runtime(onProgress) {
@@ -79,14 +90,27 @@ function runtime(onProgress) {
   });
 }
 
+/** A feed's values as the typed array onnxruntime wants for ``type`` (int64 from plain numbers). */
+function typed(type, data) {
+  if (ArrayBuffer.isView(data)) return data;
+  if (type === 'int64') return BigInt64Array.from(data, (x) => BigInt(x));
+  if (type === 'float32') return Float32Array.from(data);
+  throw new Error(`no feed of type ${type}`);
+}
+
 /**
- * The model ``name`` ("mlm" or "diffusion") as { run(ids, types) -> logits [T, V], record }.
- * onProgress(received, total) covers the runtime's and the model's bytes together.
+ * The model ``name`` (a key of models.json's "models": "mlm", "diffusion", "causal", "attention")
+ * as { run, runNamed, session, record, version }. onProgress(received, total) covers the runtime's
+ * and the model's bytes together.
+ * - run(ids, types) -> logits [T, V] flat, for the models whose inputs are input_ids,
+ *   attention_mask, token_type_ids (int64 [1, T]) and whose output is logits [1, T, V];
+ * - runNamed(feeds) -> { output name: { data, dims } }, for any model: feeds maps each input's
+ *   name to { type ("int64" or "float32"), data (a typed array or plain numbers), dims }.
  */
 export function model(name, onProgress = () => {}) {
   return once(`model:${name}`, async () => {
-    const { models, runtime_bytes: runtimeBytes } = await index();
-    const record = models[name];
+    const { runtime_bytes: runtimeBytes } = await index();
+    const record = await recordOf(name);
     const before = cache.has('ort') ? 0 : runtimeBytes;
     const total = before + record.bytes;
     const ort = await runtime((got) => onProgress(got, total));
@@ -97,16 +121,24 @@ export function model(name, onProgress = () => {}) {
     } catch (err) {
       throw new Error(`onnxruntime-web could not open ${record.file}: ${err.message}`);
     }
+    const runNamed = async (feeds) => {
+      const tensors = {};
+      for (const [input, { type, data, dims }] of Object.entries(feeds)) {
+        tensors[input] = new ort.Tensor(type, typed(type, data), dims);
+      }
+      const out = await session.run(tensors);
+      return Object.fromEntries(Object.entries(out).map(([k, t]) => [k, { data: t.data, dims: t.dims }]));
+    };
     const run = async (ids, types) => {
-      const shape = [1, ids.length];
-      const tensor = (xs) => new ort.Tensor('int64', BigInt64Array.from(xs, (x) => BigInt(x)), shape);
-      const out = await session.run({
-        input_ids: tensor(ids), attention_mask: tensor(ids.map(() => 1)),
-        token_type_ids: tensor(types || ids.map(() => 0)),
+      const dims = [1, ids.length];
+      const out = await runNamed({
+        input_ids: { type: 'int64', data: ids, dims },
+        attention_mask: { type: 'int64', data: ids.map(() => 1), dims },
+        token_type_ids: { type: 'int64', data: types || ids.map(() => 0), dims },
       });
       return { data: out.logits.data, length: ids.length, vocab: out.logits.dims[2] };  // [T, V] flat
     };
-    return { run, record, version: ort.env.versions?.web };
+    return { run, runNamed, session, record, version: ort.env.versions?.web };
   });
 }
 
