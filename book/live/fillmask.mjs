@@ -2,7 +2,10 @@
 // The twin of book/reference/web_sampler.py top_fills: a softmax at every [MASK] and its top 5, as
 // transformers' fill-mask pipeline computes them on the page. The box replaces the static note
 // inside <div class="bertlab-live" data-live="fillmask">, so the page reads the same without it.
+// Predict, then run (predict.mjs): the reader may type a guess of the top fill before pressing the
+// button, and the box says whether it held (the first of the top 5, or where in the top 5 it is).
 
+import { guessQuestion } from './predict.mjs';
 import { addStyles, downloadSize, index, megabytes, model, progressView, softmaxRow, tokenizer } from './runtime.mjs';
 
 const TOP_K = 5;
@@ -60,6 +63,18 @@ function table(result, n) {
   return t;
 }
 
+/**
+ * Whether ``guess`` (a word, lower case) held against one [MASK]'s top fills: { held, rank (1-5,
+ * or 0 when not in the top 5), text }. Held means the model's first choice.
+ */
+export function judgeGuess(guess, fills) {
+  const first = `“${fills[0].token}” (${fills[0].prob.toFixed(4)})`;
+  const rank = fills.findIndex((f) => f.token === guess) + 1;
+  if (rank === 1) return { held: true, rank, text: `You guessed “${guess}”: your prediction held, it is the model's first choice, ${first}.` };
+  const where = rank ? `it is the model's choice number ${rank} of ${fills.length}` : `it is not in the model's top ${fills.length}`;
+  return { held: false, rank, text: `You guessed “${guess}”: it did not hold; ${where}, and its first is ${first}.` };
+}
+
 async function mount(box) {
   addStyles();
   const { models, fill_examples: examples } = await index();
@@ -78,24 +93,34 @@ async function mount(box) {
     </form>
     <p class="bertlab-live-status" role="status" aria-live="polite"></p>
     <div class="bertlab-live-output" aria-live="polite"></div>`);
+  const guess = guessQuestion({ id: 'bertlab-fillmask-guess', label: 'Predict first: your guess for the top fill (optional)' });
+  const form = box.querySelector('form');
+  form.insertBefore(guess.element, form.querySelector('button'));
+  box.querySelector('.bertlab-live-status').before(guess.verdict);
   const input = box.querySelector('input');
   const select = box.querySelector('select');
   const status = progressView(box.querySelector('.bertlab-live-status'));
   const output = box.querySelector('.bertlab-live-output');
   for (const text of examples) select.append(new Option(text, text));
   input.value = examples[0];
-  select.addEventListener('change', () => { input.value = select.value; });
+  select.addEventListener('change', () => { input.value = select.value; guess.clear(); });
+  for (const field of [input, guess.input]) field.addEventListener('input', guess.clear);  // a stale verdict goes
   status.set(`The model (${megabytes(await downloadSize('mlm'))}, with the runtime) downloads from this site `
     + 'when you first press the button.');
   box.dataset.state = 'idle';
   box.querySelector('form').addEventListener('submit', async (event) => {
     event.preventDefault();
     box.dataset.state = 'running';
+    guess.clear();
     try {
       const started = performance.now();
       const results = await topFills(input.value, (got, total) => status.set(
         `Downloading the model: ${megabytes(got)} of ${megabytes(total)}`, total ? got / total : 0));
       output.replaceChildren(...results.map((r, i) => table(r, results.length > 1 ? i + 1 : 1)));
+      if (guess.answer) {
+        const { held, rank, text } = judgeGuess(guess.answer, results[0].fills);
+        guess.settle(held, results.length > 1 ? `For the first [MASK]: ${text}` : text, String(rank));
+      }
       status.set(`Computed in your browser in ${Math.round(performance.now() - started)} ms, from weights `
         + `stored in ${record.dtype}, so a probability can differ slightly from the page's.`);
       box.dataset.state = 'done';
