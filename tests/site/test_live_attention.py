@@ -289,6 +289,10 @@ def test_the_keyboard_alone_runs_the_box(page):
 
 
 def test_a_loaded_box_answers_offline_and_nothing_left_the_site(page, context):
+    page.evaluate(  # loaded already by the tests above; this one can also run alone
+        "async () => { const rt = await import('../_static/live/runtime.mjs');"
+        " await rt.tokenizer(); await rt.model('attention'); }"
+    )
     context.set_offline(True)
     try:
         page.fill(
