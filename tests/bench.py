@@ -12,7 +12,8 @@ Prints, for the current machine (the site it builds stays in _build/bench):
   >= 1.6x and >= 2.0x);
 - the shipped BERT2BERT's assembly on first use and its load;
 - grading on a Dask LocalCluster of 1 and 2 workers: submissions per minute, scheduler overhead per task;
-- the Try it boxes in Chromium: model load, one query, one canvas step (tests/live_bench.py);
+- the Try it boxes in Chromium: each model's load, one query, one canvas step, one decoder step,
+  the bytes they add to the site (tests/live_bench.py);
 - the class hub: 20 students logging in and fetching ps00 at once, one idle student server's
   memory, one Validate, and what the machine holds (tests/hub_bench.py; docs/instructors.md,
   "A class on a JupyterHub").
