@@ -384,7 +384,7 @@ def copy_runtime(out: Path) -> None:
 
 def build(out: Path) -> dict:
     """Everything the live boxes load, into ``out``; returns ``models.json``'s content."""
-    from transformers import AutoTokenizer
+    from transformers import AutoConfig, AutoTokenizer
 
     from bertlab.models.causal import WEIGHTS_DIR as CAUSAL_WEIGHTS, causal_path
     from bertlab.models.diffusion import WEIGHTS_DIR as DIFFUSION_WEIGHTS, diffusion_path
@@ -409,6 +409,11 @@ def build(out: Path) -> dict:
         "attention": build_model(
             "attention", mlm_path, ENCODER_WEIGHTS, models_dir, tokenizer, "attention"
         ),
+    }
+    encoder = AutoConfig.from_pretrained(mlm_path)  # the attention box's layer and head selects
+    records["attention"] |= {
+        "layers": encoder.num_hidden_layers,
+        "heads": encoder.num_attention_heads,
     }
     started = time.perf_counter()
     sessions = {name: session(models_dir / r["file"]) for name, r in records.items()}
