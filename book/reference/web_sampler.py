@@ -17,9 +17,8 @@ written to match its JavaScript twin step for step:
   forward pass: :func:`write_left_to_right` (the causal writer, which stops itself),
   :func:`force_append`, :func:`force_gibbs` and :func:`force_mask_predict` (BERT forced to
   write, after Chapter 6's ``book/reference/bert_sampling.py``).
-- :func:`attention_reference` and :func:`relative_change` (``attention.mjs``, Chapter 1,
-  "Watching it happen in the live model"): every head's attention under a bidirectional and a
-  causal mask, and how far each token's vector moves when the last word changes.
+
+Chapter 1's attention box has its twin in :mod:`reference.web_attention`.
 """
 
 from __future__ import annotations
@@ -319,42 +318,3 @@ def force_mask_predict(
             }
         )
     return history
-
-
-def attention_bias(length: int, causal: bool) -> np.ndarray:
-    """float32 [1, 1, T, T]: 0 where query i may attend to key j, -1e9 where not (Chapter 1's
-    additive 4-D mask; -1e9 is exact in float32 and gives a weight of exactly 0)."""
-    bias = np.zeros((1, 1, length, length), dtype=np.float32)
-    if causal:
-        bias[0, 0][np.triu_indices(length, 1)] = -1e9  # key j > query i
-    return bias
-
-
-def relative_change(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Chapter 1's ``relative_change``: ||a_t - b_t|| / ||a_t|| for each token, a, b [T, Hd] -> [T]."""
-    a, b = a.astype(np.float64), b.astype(np.float64)
-    return np.linalg.norm(a - b, axis=-1) / np.linalg.norm(a, axis=-1)
-
-
-def attention_reference(run_attention: Callable, ids: list[int], decimals: int = 6) -> dict:
-    """Every layer's and head's attention [L][H][T][T] under both masks, rounded, for the box.
-
-    ``run_attention(ids, causal)`` -> (attentions [L, H, T, T], hidden [T, Hd])."""
-    return {
-        mask: np.round(
-            run_attention(ids, mask == "causal")[0].astype(np.float64), decimals
-        ).tolist()
-        for mask in ("bidirectional", "causal")
-    }
-
-
-def edit_reference(run_attention: Callable, ids_a: list[int], ids_b: list[int]) -> dict:
-    """Which tokens' vectors change when a sentence's later word changes, under each mask:
-    the first differing position and each token's :func:`relative_change` ([T] per mask)."""
-    changed = next(i for i, (a, b) in enumerate(zip(ids_a, ids_b)) if a != b)
-    moved = {}
-    for mask in ("bidirectional", "causal"):
-        hidden_a = run_attention(ids_a, mask == "causal")[1]  # [T, Hd]
-        hidden_b = run_attention(ids_b, mask == "causal")[1]  # [T, Hd]
-        moved[mask] = relative_change(hidden_a, hidden_b).tolist()
-    return {"changed_from": changed, "moved": moved}

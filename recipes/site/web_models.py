@@ -16,7 +16,7 @@ into ``OUT`` (``make book`` copies it to ``_build/html/_static/live``):
   whose row t predicts token t + 1) and for the course checkpoint's encoder (``attention``, keyed
   by the course checkpoint's manifest: inputs ``input_ids``, ``token_type_ids`` and an additive
   ``attention_bias`` [1, 1, T, T]; outputs every layer's ``attentions`` [L, H, T, T] and
-  ``hidden`` [T, Hd]; :data:`IO`);
+  ``hidden`` [T, Hd]; :data:`recipes.site.web_checks.IO`);
 - ``models/vocab.txt``, the WordPiece vocabulary ``wordpiece.mjs`` reads;
 - ``models/models.json``: which files, their sizes, the agreement figures, the boxes' examples;
 - ``models/reference.json``: onnxruntime-Python's answers on the pages' examples
@@ -24,11 +24,13 @@ into ``OUT`` (``make book`` copies it to ``_build/html/_static/live``):
 - ``ort/`` and the pages' modules: onnxruntime-web from ``book/live/node_modules`` (``npm ci``) and
   ``book/live/*.mjs``.
 
-It fails when a shipped file agrees with PyTorch on fewer than :data:`MIN_AGREEMENT` of the probe
+It fails when a shipped file agrees with PyTorch on fewer than 95% of the probe
 sentences (:mod:`bertlab.probes`): the top-1 at the ``[MASK]``, the writer's next-token top-1 at
-every position (also at lengths other than the export's, :data:`CAUSAL_LENGTHS`), every head's
-argmax key; or when an attention weight is more than :data:`MAX_ATTENTION_DIFF` from PyTorch's.
-The ONNX steps are :mod:`recipes.site.web_onnx`'s.
+every position (also at lengths other than the export's), every head's argmax key; or when an
+attention weight is more than 2e-3 from PyTorch's.
+The ONNX steps are :mod:`recipes.site.web_onnx`'s and :mod:`recipes.site.web_attention`'s, the
+checks :mod:`recipes.site.web_checks`', the examples and their answers
+:mod:`recipes.site.web_references`'.
 Needs the book's lock (onnx, onnxruntime); no student or grader install imports it. A recipe like
 ``recipes/checkpoint/export.py``: it builds an artifact from the shipped weights, and the pages'
 examples and the numpy twin of the boxes' JavaScript stay with the book (:mod:`reference.web_sampler`).
@@ -43,35 +45,21 @@ import shutil
 import sys
 import tempfile
 import time
-from functools import partial
 from pathlib import Path
-from typing import Callable, NamedTuple
 
 from bertlab.probes import PROBES
-from recipes.site.web_onnx import (
-    OPSET,
-    agreement,
-    attention_agreement,
-    causal_lengths,
-    embedding_copies,
-    export_attention,
-    export_onnx,
-    length_probe,
-    load_causal,
-    load_encoder,
-    load_torch,
-    next_token_agreement,
-    next_token_top1,
-    quantize_int8,
-    run,
-    run_attention,
-    session,
-    store_fp16,
-    torch_attentions,
-    torch_logits,
-    torch_top1,
+from recipes.site.web_checks import IO, KINDS, failure
+from recipes.site.web_onnx import OPSET, embedding_copies, quantize_int8, session, store_fp16
+from recipes.site.web_references import (
+    ATTENTION_EXAMPLES,
+    CANVAS_EXAMPLES,
+    CANVAS_K,
+    CANVAS_N,
+    CANVAS_SEED,
+    WRITER_EXAMPLES,
+    WRITERS,
+    references,
 )
-from reference import web_sampler
 from reference.web_sampler import FILL_EXAMPLES
 
 REPO = Path(__file__).resolve().parents[2]  # recipes/site/web_models.py
@@ -79,114 +67,11 @@ PAGES_JS = REPO / "book" / "live"
 ORT_DIST = PAGES_JS / "node_modules" / "onnxruntime-web" / "dist"
 #: onnxruntime-web's wasm-only ES module (its glue inside) and the plain, single-thread-capable binary.
 ORT_FILES = ("ort.wasm.bundle.min.mjs", "ort-wasm-simd-threaded.wasm")
-MIN_AGREEMENT = 0.95
-#: Chapter 6b's canvas: the chapter's river bank first (a held-out sense), then the money bank of
-#: its "two banks" experiment (a trained sense, in a sentence of ours), then two held-out pairs;
-#: N, K as the chapter's.
-CANVAS_EXAMPLES = (
-    ("bank", "they pulled the canoe up on the bank"),
-    ("bank", "she paid the cheque into the bank"),
-    ("unit", "the team is a unit"),
-    ("performance", "they admired his performance under stress"),
-)
-CANVAS_N, CANVAS_K, CANVAS_SEED = 12, 6, 0
-#: Chapter 6's "Who can write?": the canvas's first two pairs, and the box's defaults.
-WRITER_EXAMPLES = CANVAS_EXAMPLES[:2]
-WRITERS = {"n": 12, "k": 6, "iterations": 6, "gibbs_passes": 24, "seed": 0}
-#: Chapter 1's pair: the same sentence but for its last word.
-ATTENTION_EXAMPLES = ("The bank by the river was flooded.", "The bank by the river was robbed.")
-#: The attention box's largest allowed |attention weight difference| from PyTorch.
-MAX_ATTENTION_DIFF = 2e-3
-#: The writer's largest allowed change of a prefix's logits when later tokens are added: 0 under
-#: a causal mask; a traced mask fixed to the export's length would break it (and so does int8:
-#: its activations' scales are taken over all the positions).
-MAX_PREFIX_DIFF = 1e-3
-CAUSAL_LENGTHS = (7, 30)  # the writer checked at lengths other than the export's 5
-#: The new models' inputs and outputs (shapes: 1 the batch, T the length).
-IO = {
-    "causal": {
-        "inputs": {
-            "input_ids": ["int64", [1, "T"]],
-            "attention_mask": ["int64", [1, "T"]],
-            "token_type_ids": ["int64", [1, "T"]],
-        },
-        "outputs": {"logits": ["float32", [1, "T", "V"]]},
-    },
-    "attention": {
-        "inputs": {
-            "input_ids": ["int64", [1, "T"]],
-            "token_type_ids": ["int64", [1, "T"]],
-            "attention_bias": ["float32", [1, 1, "T", "T"]],
-        },
-        "outputs": {
-            "attentions": ["float32", ["L", "H", "T", "T"]],
-            "hidden": ["float32", ["T", "Hd"]],
-        },
-    },
-}
 
 
 def manifest_key(weights_dir: Path) -> str:
     """The first 16 hex digits of the manifest's sha256: the course cache's folder name."""
     return hashlib.sha256((Path(weights_dir) / "manifest.json").read_bytes()).hexdigest()[:16]
-
-
-class Kind(NamedTuple):
-    """How one kind of model is loaded, exported and held to PyTorch (:mod:`recipes.site.web_onnx`)."""
-
-    load: Callable  # path -> model in eval mode
-    export: Callable  # (model, dest) -> None
-    answers: Callable  # (model, tokenizer) -> PyTorch's answers, taken before exporting
-    check: Callable  # (answers, session, tokenizer) -> figures, "agreement" among them
-    measure: str  # what "agreement" counts, for the messages
-
-
-def check_fill(want, sess, tokenizer) -> dict:
-    return {"agreement": agreement(want, sess, tokenizer)}
-
-
-def writer_answers(model, tokenizer) -> dict:
-    ids = length_probe(tokenizer)
-    lengths = {t: torch_logits(model, ids[:t]) for t in CAUSAL_LENGTHS}  # each [T, V]
-    return {"top1": next_token_top1(model, tokenizer), "lengths": lengths, "ids": ids}
-
-
-def check_writer(want, sess, tokenizer) -> dict:
-    lengths = causal_lengths(want["lengths"], sess, want["ids"])
-    return {"agreement": next_token_agreement(want["top1"], sess, tokenizer), **lengths}
-
-
-def check_attention(want, sess, tokenizer) -> dict:
-    return attention_agreement(want, sess, tokenizer, tie=MAX_ATTENTION_DIFF)
-
-
-KINDS = {
-    "mlm": Kind(load_torch, export_onnx, torch_top1, check_fill, "top-1 at the [MASK]"),
-    "causal": Kind(
-        load_causal, export_onnx, writer_answers, check_writer, "next-token top-1 of the positions"
-    ),
-    "attention": Kind(
-        load_encoder,
-        export_attention,
-        torch_attentions,
-        check_attention,
-        f"every head's argmax key (ties within {MAX_ATTENTION_DIFF}) under both masks",
-    ),
-}
-
-
-def failure(figures: dict) -> str | None:
-    """Why an exported file would show other answers than the book, or None."""
-    if figures["agreement"] < MIN_AGREEMENT:
-        return f"agrees with PyTorch on {figures['agreement']:.1%} of the probes"
-    if figures.get("max_attention_diff", 0.0) > MAX_ATTENTION_DIFF:
-        return f"has attention weights {figures['max_attention_diff']:.1e} from PyTorch's"
-    if figures.get("prefix_diff", 0.0) > MAX_PREFIX_DIFF:
-        return f"changes a prefix's logits by {figures['prefix_diff']:.1e} when tokens follow"
-    short = [t for t, a in figures.get("top1_agreement", {}).items() if a < MIN_AGREEMENT]
-    if short:
-        return f"agrees with PyTorch's next-token top-1 under {MIN_AGREEMENT:.0%} at T = {short}"
-    return None
 
 
 def build_model(
@@ -263,106 +148,6 @@ def figures_line(figures: dict) -> str:
 
     rest = ", ".join(f"{k} {short(v)}" for k, v in figures.items() if k != "agreement")
     return f"{figures['agreement']:.1%}" + (f" ({rest})" if rest else "")
-
-
-def references(tokenizer, mlm, diffusion, causal, attention) -> dict:
-    """onnxruntime-Python's answers on the pages' examples (what the browser must reproduce)."""
-    special = {
-        "cls": tokenizer.cls_token_id,
-        "sep": tokenizer.sep_token_id,
-        "pad": tokenizer.pad_token_id,
-        "mask": tokenizer.mask_token_id,
-    }
-    fills = []
-    for text in FILL_EXAMPLES:
-        ids = tokenizer(text)["input_ids"]
-        fills.append(
-            {
-                "text": text,
-                "input_ids": ids,
-                "fills": web_sampler.top_fills(run(mlm, ids), ids, tokenizer.mask_token_id),
-            }
-        )
-    canvases = []
-    for word, sentence in CANVAS_EXAMPLES:
-        source = tokenizer(f"{word} : {sentence}", add_special_tokens=False)["input_ids"]
-        for order in ("confidence", "random"):
-            steps = web_sampler.fill_canvas(
-                lambda i, t: run(diffusion, i, t),
-                source,
-                CANVAS_N,
-                CANVAS_K,
-                special,
-                order,
-                CANVAS_SEED,
-            )
-            canvases.append(
-                {
-                    "word": word,
-                    "sentence": sentence,
-                    "source_ids": source,
-                    "n": CANVAS_N,
-                    "k": CANVAS_K,
-                    "order": order,
-                    "seed": CANVAS_SEED,
-                    "steps": steps,
-                }
-            )
-    tokenized = {p.text: tokenizer(p.text)["input_ids"] for p in PROBES}
-    draws = web_sampler.mulberry32(CANVAS_SEED)
-    return {
-        "fill_mask": fills,
-        "canvas": canvases,
-        "tokenized": tokenized,
-        "mulberry32_seed0": [next(draws) for _ in range(8)],
-        "special": special,
-        "writers": writer_references(tokenizer, causal, diffusion, special),
-        **attention_references(tokenizer, attention),
-    }
-
-
-def writer_references(tokenizer, causal, diffusion, special: dict) -> list[dict]:
-    """Chapter 6's "Who can write?": every writer's steps on :data:`WRITER_EXAMPLES`."""
-    n, seed, iterations = WRITERS["n"], WRITERS["seed"], WRITERS["iterations"]
-    decoder, bert = partial(run, causal), partial(run, diffusion)  # (ids, types) -> [T, V]
-    out = []
-    for word, sentence in WRITER_EXAMPLES:
-        source = tokenizer(f"{word} : {sentence}", add_special_tokens=False)["input_ids"][:40]
-        out.append(
-            {
-                "word": word,
-                "sentence": sentence,
-                "source_ids": source,
-                "n": n,
-                "seed": seed,
-                "decoder": web_sampler.write_left_to_right(decoder, source, n, special),
-                "append": web_sampler.force_append(bert, source, n, special),
-                "gibbs": web_sampler.force_gibbs(
-                    bert, source, n, special, WRITERS["gibbs_passes"], seed
-                ),
-                "gibbs_passes": WRITERS["gibbs_passes"],
-                "mask_predict": web_sampler.force_mask_predict(
-                    bert, source, n, special, iterations
-                ),
-                "iterations": iterations,
-                "canvas": web_sampler.fill_canvas(bert, source, n, WRITERS["k"], special),
-                "k": WRITERS["k"],
-            }
-        )
-    return out
-
-
-def attention_references(tokenizer, attention) -> dict:
-    """Chapter 1's attention box: each head under both masks, and which vectors an edit moves."""
-    run_both = partial(run_attention, attention)  # (ids, causal) -> [L, H, T, T], [T, Hd]
-    rows = [tokenizer(text)["input_ids"] for text in ATTENTION_EXAMPLES]
-    return {
-        "attention": [
-            {"text": text, "input_ids": ids, **web_sampler.attention_reference(run_both, ids)}
-            for text, ids in zip(ATTENTION_EXAMPLES, rows)
-        ],
-        "edits": {"pair": list(ATTENTION_EXAMPLES), **web_sampler.edit_reference(run_both, *rows)},
-    }
 
 
 def copy_runtime(out: Path) -> None:

@@ -14,7 +14,7 @@ import pytest
 import torch
 from transformers import AutoTokenizer, BertConfig, BertForMaskedLM, BertModel
 
-from reference import web_sampler
+from reference import web_attention, web_sampler
 from bertlab.models import minilm_path
 from reference.bert_sampling import append_masks_one_at_a_time, mask_predict
 from reference.diffusion import tokens_per_step
@@ -277,10 +277,10 @@ def test_force_append_is_the_chapters(tiny_vocab_mlm):
 
 
 def test_the_causal_bias_hides_later_keys():
-    bias = web_sampler.attention_bias(4, causal=True)  # [1, 1, 4, 4]
+    bias = web_attention.attention_bias(4, causal=True)  # [1, 1, 4, 4]
     assert bias.shape == (1, 1, 4, 4) and bias.dtype == np.float32
     assert (bias[0, 0] == np.triu(np.full((4, 4), -1e9, dtype=np.float32), 1)).all()
-    assert not web_sampler.attention_bias(4, causal=False).any()
+    assert not web_attention.attention_bias(4, causal=False).any()
 
 
 def test_an_edit_moves_only_later_vectors_under_the_causal_mask():
@@ -299,17 +299,17 @@ def test_an_edit_moves_only_later_vectors_under_the_causal_mask():
         with torch.no_grad():
             out = encoder(
                 input_ids=torch.tensor([ids]),
-                attention_mask=torch.from_numpy(web_sampler.attention_bias(len(ids), causal)),
+                attention_mask=torch.from_numpy(web_attention.attention_bias(len(ids), causal)),
                 output_attentions=True,
             )
         return torch.stack(out.attentions)[:, 0].numpy(), out.last_hidden_state[0].numpy()
 
     a, b = [1, 5, 6, 7, 8, 2], [1, 5, 6, 7, 9, 2]
-    edit = web_sampler.edit_reference(run_attention, a, b)
+    edit = web_attention.edit_reference(run_attention, a, b)
     assert edit["changed_from"] == 4
     assert edit["moved"]["causal"][:4] == [0.0] * 4 and min(edit["moved"]["causal"][4:]) > 0
     assert min(edit["moved"]["bidirectional"]) > 0
-    maps = web_sampler.attention_reference(run_attention, a)
+    maps = web_attention.attention_reference(run_attention, a)
     causal = np.array(maps["causal"])  # [L, H, T, T]
     assert causal.shape == (2, 2, 6, 6) and (np.triu(causal, 1) == 0).all()
     np.testing.assert_allclose(causal.sum(-1), 1, atol=1e-5)

@@ -13,7 +13,7 @@ pytest.importorskip("onnx")
 
 from transformers import BertConfig, BertLMHeadModel, BertModel  # noqa: E402
 
-from recipes.site import web_onnx  # noqa: E402
+from recipes.site import web_attention, web_onnx  # noqa: E402
 
 TINY = dict(
     vocab_size=3000,  # the exports' example ids go up to 2924
@@ -40,13 +40,13 @@ def test_the_writers_causal_mask_is_traced_for_any_length(tmp_path):
 def test_the_attention_export_returns_every_heads_weights(tmp_path):
     torch.manual_seed(0)
     model = BertModel(BertConfig(**TINY), add_pooling_layer=False).eval()
-    want = {c: web_onnx.torch_attention(model, IDS[:9], c) for c in (False, True)}
-    web_onnx.export_attention(model, tmp_path / "attention.onnx")
+    want = {c: web_attention.torch_attention(model, IDS[:9], c) for c in (False, True)}
+    web_attention.export_attention(model, tmp_path / "attention.onnx")
     sess = web_onnx.session(tmp_path / "attention.onnx")
     for causal, (attentions, hidden) in want.items():
-        got_attentions, got_hidden = web_onnx.run_attention(sess, IDS[:9], causal)
+        got_attentions, got_hidden = web_attention.run_attention(sess, IDS[:9], causal)
         assert got_attentions.shape == (2, 2, 9, 9) and got_hidden.shape == (9, 32)
         np.testing.assert_allclose(got_attentions, attentions, atol=1e-5)
         np.testing.assert_allclose(got_hidden, hidden, atol=1e-4)
-    causal_attentions = web_onnx.run_attention(sess, IDS[:9], True)[0]  # [L, H, T, T]
+    causal_attentions = web_attention.run_attention(sess, IDS[:9], True)[0]  # [L, H, T, T]
     assert (np.triu(causal_attentions, 1) == 0).all()
